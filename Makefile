@@ -1,0 +1,89 @@
+# libsizeclass — one Makefile. `make` builds build/libsizeclass.{so,a};
+# `make test` installs what the tests need and runs them. Feature areas add
+# their targets in mk/*.mk (included at the end).
+
+CC       ?= cc
+CXX      ?= c++
+SC_HARDEN ?= 1
+VERSION  := 0.1.0
+SOMAJOR  := 0
+
+BUILD    := build
+OBJDIR   := $(BUILD)/obj
+WARN     := -Wall -Wextra -Werror
+CFLAGS_LIB := -std=gnu11 -O2 -g $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+              -fno-plt -fno-semantic-interposition -Iinclude -Isrc -DSC_HARDEN=$(SC_HARDEN) \
+              -D_GNU_SOURCE $(EXTRA_CFLAGS)
+LDLIBS_LIB := -lpthread -ldl
+
+LIB_SRCS := $(wildcard src/*.c) shim/shim.c
+LIB_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(LIB_SRCS))
+LIB_DEPS := $(LIB_OBJS:.o=.d)
+
+SO  := $(BUILD)/libsizeclass.so
+AR_LIB := $(BUILD)/libsizeclass.a
+
+.PHONY: all lib test clean format lint check-format
+all: lib
+lib: $(SO) $(AR_LIB)
+
+$(OBJDIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_LIB) -MMD -MP -c $< -o $@
+
+$(SO): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libsizeclass.so.$(SOMAJOR) -Wl,-z,now -o $@ $(LIB_OBJS) $(LDLIBS_LIB)
+	@ln -sf libsizeclass.so $(BUILD)/libsizeclass.so.$(SOMAJOR)
+
+$(AR_LIB): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $(LIB_OBJS)
+
+-include $(LIB_DEPS)
+
+# ---- tests ---------------------------------------------------------------
+# tests/test_*.c: Criterion suites, each linked with libsizeclass.a so the
+# whole test process (Criterion included) runs on our allocator.
+# tests/progs/*.c and *.cc: helper programs the suites run, most of them
+# under LD_PRELOAD.
+TEST_SRCS  := $(wildcard tests/test_*.c)
+TEST_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+PROG_SRCS  := $(wildcard tests/progs/*.c)
+PROG_CXX   := $(wildcard tests/progs/*.cc)
+PROG_BINS  := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(PROG_SRCS)) \
+              $(patsubst tests/progs/%.cc,$(BUILD)/tests/progs/%,$(PROG_CXX))
+CFLAGS_TEST := -std=gnu11 -O1 -g $(WARN) -Iinclude -Isrc -Itests -D_GNU_SOURCE \
+               -DSC_HARDEN=$(SC_HARDEN) $(EXTRA_CFLAGS)
+
+$(BUILD)/tests/%: tests/%.c tests/*.h $(AR_LIB) $(SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_TEST) $(shell pkg-config --cflags criterion 2>/dev/null) -o $@ $< \
+	  $(AR_LIB) $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion) -lpthread -ldl
+
+$(BUILD)/tests/progs/%: tests/progs/%.c $(AR_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_TEST) -o $@ $< -lpthread
+
+$(BUILD)/tests/progs/%: tests/progs/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=gnu++17 -O1 -g $(WARN) -o $@ $< -lpthread
+
+test-deps:
+	@scripts/ensure-deps.sh test
+
+test: test-deps lib $(TEST_BINS) $(PROG_BINS)
+	@SC_BUILD=$(abspath $(BUILD)) scripts/run-tests.sh $(TEST_BINS)
+
+clean:
+	rm -rf $(BUILD)
+
+FORMAT_FILES := $(shell git ls-files '*.c' '*.h' '*.cc' 2>/dev/null)
+format:
+	clang-format -i $(FORMAT_FILES)
+check-format:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	  --suppress=missingIncludeSystem --inline-suppr -Iinclude -Isrc src shim
+
+-include $(wildcard mk/*.mk)

@@ -1,0 +1,68 @@
+/* shim.c — the C allocation API, mapped onto libsizeclass. Linked into
+ * libsizeclass.so these definitions interpose on glibc's for the whole
+ * process (LD_PRELOAD); linked from libsizeclass.a into an executable they
+ * replace them at link time. Semantics follow glibc where the standard
+ * leaves room. */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../src/alloc.h"
+
+#define SC_EXPORT __attribute__((visibility("default")))
+
+SC_EXPORT void *malloc(size_t n) { return sc__malloc_inline(n); }
+
+SC_EXPORT void free(void *p) { sc__free_inline(p); }
+
+SC_EXPORT void *calloc(size_t count, size_t size) { return sc__calloc(count, size); }
+
+SC_EXPORT void *realloc(void *p, size_t n) { return sc__realloc(p, n); }
+
+SC_EXPORT void *reallocarray(void *p, size_t count, size_t size) {
+  size_t n;
+  if (__builtin_mul_overflow(count, size, &n)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return sc__realloc(p, n);
+}
+
+SC_EXPORT int posix_memalign(void **out, size_t align, size_t n) {
+  return sc__posix_memalign(out, align, n);
+}
+
+/* C11: alignment must be a power of two (glibc >= 2.38 agrees). */
+SC_EXPORT void *aligned_alloc(size_t align, size_t n) {
+  if (align == 0 || (align & (align - 1)) != 0) {
+    errno = EINVAL;
+    return NULL;
+  }
+  return sc__memalign(align, n);
+}
+
+/* glibc: a non-power-of-two alignment is rounded up to the next one. */
+SC_EXPORT void *memalign(size_t align, size_t n) {
+  if (align > ((size_t)1 << (sizeof(size_t) * 8 - 2))) {
+    errno = EINVAL;
+    return NULL;
+  }
+  size_t a = 1;
+  while (a < align) a <<= 1;
+  return sc__memalign(a, n);
+}
+
+SC_EXPORT void *valloc(size_t n) { return sc__memalign((size_t)sysconf(_SC_PAGESIZE), n); }
+
+SC_EXPORT void *pvalloc(size_t n) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t rounded;
+  if (__builtin_add_overflow(n, page - 1, &rounded)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  rounded &= ~(page - 1);
+  return sc__memalign(page, rounded == 0 ? page : rounded);
+}
+
+SC_EXPORT size_t malloc_usable_size(void *p) { return sc__usable_size(p); }

@@ -1,0 +1,121 @@
+/* alloc.c — the allocation API on top of the fast paths: calloc, realloc,
+ * aligned allocation, usable size, and the public sc_* names. */
+#include "alloc.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "sizeclass.h"
+
+/** Requests above SC_SMALL_MAX: the system allocator. */
+sc_noinline void *sc__malloc_slow(size_t n) { return sc__sys_malloc(n); }
+
+/** free() of a pointer outside our segments: NULL, or the system's. */
+sc_noinline void sc__free_slow(void *p) {
+  if (p != NULL) sc__sys_free(p);
+}
+
+sc_cold void sc__fatal_invalid(const void *p) { sc__fatal_block("invalid free", p, 0); }
+
+/** Class size of one of our blocks (p must be owned). */
+static size_t owned_block_size(uintptr_t p) {
+  sc_page_t *page = sc__page_of(sc__segment_of(p), p);
+  sc__check_block(page, p);
+  return (size_t)1 << page->shift;
+}
+
+void *sc__calloc(size_t count, size_t size) {
+  size_t n;
+  if (sc_unlikely(__builtin_mul_overflow(count, size, &n))) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (n > SC_SMALL_MAX) return sc__sys_calloc(1, n);
+  void *p = sc__malloc_inline(n);
+  if (sc_likely(p != NULL)) memset(p, 0, n);
+  return p;
+}
+
+void *sc__realloc(void *p, size_t n) {
+  if (p == NULL) return sc__malloc_inline(n);
+  if (n == 0) { /* glibc: realloc(p, 0) frees and returns NULL */
+    sc__free_inline(p);
+    return NULL;
+  }
+  uintptr_t u = (uintptr_t)p;
+  size_t old_size;
+  if (sc__segment_owned(u)) {
+    old_size = owned_block_size(u);
+    /* Same class: keep the block; only its requested size changes. */
+    if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size &&
+        sc__segment_of(u)->arena == sc__thread_arena) {
+      sc_page_t *page = sc__page_of(sc__segment_of(u), u);
+      uint16_t *req = &page->req[(u & (SC_PAGE_SIZE - 1)) >> page->shift];
+      sc_class_stats_t *s = &sc__thread_arena->stats[page->class_idx];
+      s->req_live += n - *req;
+      *req = (uint16_t)n;
+      return p;
+    }
+    if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size) return p;
+  } else {
+    if (n > SC_SMALL_MAX) return sc__sys_realloc(p, n);
+    old_size = sc__sys_usable_size(p);
+  }
+  void *q = sc__malloc_inline(n);
+  if (q == NULL) return NULL; /* the old block stays valid */
+  memcpy(q, p, old_size < n ? old_size : n);
+  sc__free_inline(p);
+  return q;
+}
+
+/** memalign semantics: align is a power of two (callers round/validate). */
+void *sc__memalign(size_t align, size_t n) {
+  if (align <= SC_MIN_CLASS_SIZE) return sc__malloc_inline(n);
+  if (align <= SC_SMALL_MAX && n <= SC_SMALL_MAX) {
+    /* A class block of size 2^k is aligned to 2^k: pick the larger class. */
+    unsigned c = sc__class_of(n > align ? n : align);
+    return sc__alloc_small(n, c);
+  }
+  return sc__sys_memalign(align, n);
+}
+
+int sc__posix_memalign(void **out, size_t align, size_t n) {
+  if (align < sizeof(void *) || (align & (align - 1)) != 0) return EINVAL;
+  int saved = errno;
+  void *p = sc__memalign(align, n);
+  if (p == NULL) {
+    errno = saved;
+    return ENOMEM;
+  }
+  *out = p;
+  return 0;
+}
+
+size_t sc__usable_size(const void *p) {
+  if (p == NULL) return 0;
+  uintptr_t u = (uintptr_t)p;
+  if (sc__segment_owned(u)) return owned_block_size(u);
+  return sc__sys_usable_size(p);
+}
+
+/* ---- public names ------------------------------------------------------ */
+
+sc_public void *sc_malloc(size_t n) { return sc__malloc_inline(n); }
+sc_public void sc_free(void *p) { sc__free_inline(p); }
+sc_public void *sc_calloc(size_t count, size_t size) { return sc__calloc(count, size); }
+sc_public void *sc_realloc(void *p, size_t n) { return sc__realloc(p, n); }
+sc_public int sc_posix_memalign(void **out, size_t align, size_t n) {
+  return sc__posix_memalign(out, align, n);
+}
+sc_public size_t sc_usable_size(const void *p) { return sc__usable_size(p); }
+
+sc_public bool sc_owns(const void *p) {
+  uintptr_t u = (uintptr_t)p;
+  if (!sc__segment_owned(u)) return false;
+  const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
+  return page->state == SC_PAGE_ACTIVE && ((u & (SC_PAGE_SIZE - 1)) >> page->shift) < page->carved;
+}
+
+sc_public size_t sc_class_size(size_t n) {
+  return n <= SC_SMALL_MAX ? sc__class_size(sc__class_of(n)) : 0;
+}

@@ -1,0 +1,310 @@
+/* arena.c — thread-local arenas: how a thread gets one, the allocation slow
+ * path (carve, drain remote frees, next page, new page), frees from other
+ * threads, and handing arenas on when their thread exits. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "alloc.h"
+
+sc_tls sc_arena_t *sc__thread_arena;
+
+/* current[c] points here when a class has no page: it has no free block and
+ * no room to carve, so the fast path falls through to the slow path. */
+sc_page_t sc__empty_page;
+
+/* The arena registry: every arena ever made (arenas are reused, never
+ * unmapped) and the stack of abandoned ones awaiting a new thread. */
+static pthread_mutex_t arenas_lock = PTHREAD_MUTEX_INITIALIZER;
+static sc_arena_t *arenas_all;
+static sc_arena_t *arenas_abandoned;
+static uint64_t arenas_created;
+static uint64_t arenas_live;
+static uint64_t arenas_adopted;
+
+static pthread_key_t thread_exit_key;
+static _Atomic int thread_exit_key_state; /* 0 none, 1 creating, 2 ready */
+
+/* ---- page queues -------------------------------------------------------- */
+
+static void queue_remove(sc_page_queue_t *q, sc_page_t *page) {
+  if (page->prev) page->prev->next = page->next;
+  else q->first = page->next;
+  if (page->next) page->next->prev = page->prev;
+  else q->last = page->prev;
+  page->next = page->prev = NULL;
+  page->queued = 0;
+}
+
+static void queue_push_back(sc_page_queue_t *q, sc_page_t *page) {
+  page->next = NULL;
+  page->prev = q->last;
+  if (q->last) q->last->next = page;
+  else q->first = page;
+  q->last = page;
+  page->queued = 1;
+}
+
+static void queue_push_front(sc_page_queue_t *q, sc_page_t *page) {
+  page->prev = NULL;
+  page->next = q->first;
+  if (q->first) q->first->prev = page;
+  else q->last = page;
+  q->first = page;
+  page->queued = 1;
+}
+
+/** Keep current[c] equal to the head of the class queue (or the empty page). */
+static void refresh_current(sc_arena_t *a, unsigned c) {
+  a->current[c] = a->queues[c].first ? a->queues[c].first : &sc__empty_page;
+}
+
+void sc__arena_page_unfull(sc_arena_t *a, sc_page_t *page) {
+  page->full = 0;
+  queue_push_back(&a->queues[page->class_idx], page);
+  if (a->current[page->class_idx] == &sc__empty_page) refresh_current(a, page->class_idx);
+}
+
+/* ---- pages -------------------------------------------------------------- */
+
+/** Prepare `page` of `seg` to serve class c. */
+static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigned c) {
+  page->class_idx = (uint8_t)c;
+  page->shift = (uint8_t)(c + SC_MIN_SHIFT);
+  page->capacity = (uint32_t)(SC_PAGE_SIZE >> page->shift);
+  page->carved = 0;
+  page->used = 0;
+  page->free = NULL;
+  page->full = 0;
+  page->dirty = 1;
+  page->state = SC_PAGE_ACTIVE;
+  page->req = sc__segment_req_array(seg, page->index);
+  seg->pages_active++;
+  a->stats[c].pages++;
+}
+
+/** A page for class c: a spare one, else the next unused page of the newest
+ * segment, else a page of a new segment. NULL when the OS refuses memory. */
+static sc_page_t *page_new(sc_arena_t *a, unsigned c) {
+  sc_page_t *page = a->spare;
+  sc_segment_t *seg;
+  if (page != NULL) {
+    a->spare = page->next;
+    a->spare_count--;
+    seg = sc__segment_of((uintptr_t)page);
+  } else {
+    seg = a->segments;
+    if (seg == NULL || seg->next_unused == SC_PAGES_PER_SEGMENT) {
+      seg = sc__segment_new(a);
+      if (seg == NULL) return NULL;
+      seg->next = a->segments;
+      a->segments = seg;
+    }
+    page = &seg->pages[seg->next_unused++];
+  }
+  page_init(a, seg, page, c);
+  return page;
+}
+
+/* ---- remote frees ------------------------------------------------------- */
+
+/** Move every block other threads freed into this arena back to its page. */
+static void drain_remote(sc_arena_t *a) {
+  uintptr_t head = atomic_exchange_explicit(&a->remote_free, 0, memory_order_acquire);
+  while (head != 0) {
+    sc_block_t *b = (sc_block_t *)head;
+    sc_block_t *next = sc__decode(b, b->next, a->secret);
+    if (sc_unlikely(!sc__segment_owned(head) || sc__segment_of(head)->arena != a))
+      sc__fatal_list(0);
+    sc_page_t *page = sc__page_of(sc__segment_of(head), head);
+    b->next = sc__encode(b, page->free, a->secret);
+    page->free = b;
+    page->used--;
+    a->stats[page->class_idx].live--;
+    if (page->full) sc__arena_page_unfull(a, page);
+    head = (uintptr_t)next;
+  }
+}
+
+void sc__arena_free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
+  sc_block_t *b = (sc_block_t *)p;
+  sc__check_block(page, p);
+  sc_arena_t *me = sc__arena_get();
+  if (sc_unlikely(me == seg->arena)) { /* we just adopted the owner */
+    sc__free_inline(b);
+    return;
+  }
+  unsigned c = page->class_idx;
+#if SC_HARDEN
+  uintptr_t key = sc__free_key(b, sc__secret);
+  if (sc_unlikely(b->key == key)) sc__fatal_block("double free", b, (unsigned)sc__class_size(c));
+  b->key = key;
+#endif
+  if (me != NULL) {
+    sc_class_stats_t *s = &me->stats[c];
+    s->frees++;
+    s->remote_frees++;
+    s->req_live -= page->req[(p & (SC_PAGE_SIZE - 1)) >> page->shift];
+  }
+  sc_arena_t *owner = seg->arena;
+  uintptr_t head = atomic_load_explicit(&owner->remote_free, memory_order_relaxed);
+  do {
+    b->next = sc__encode(b, (sc_block_t *)head, sc__secret);
+  } while (!atomic_compare_exchange_weak_explicit(&owner->remote_free, &head, p,
+                                                  memory_order_release, memory_order_relaxed));
+}
+
+/* ---- the allocation slow path ------------------------------------------- */
+
+/** Hand out block b of page (class c) for a request of n bytes. */
+static void *take_block(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c, size_t n) {
+#if SC_HARDEN
+  b->key = 0;
+#endif
+  page->used++;
+  sc__count_alloc(a, page, b, c, n);
+  return b;
+}
+
+/** When no segment can be had, the system allocator serves the request,
+ * aligned to the class size so aligned requests stay aligned. */
+static void *alloc_from_system(size_t n, unsigned c) {
+  void *p = sc__sys_memalign(sc__class_size(c), n);
+  if (p == NULL) errno = ENOMEM;
+  return p;
+}
+
+void *sc__arena_alloc_slow(size_t n, unsigned c) {
+  sc_arena_t *a = sc__arena_get();
+  if (sc_unlikely(a == NULL)) return alloc_from_system(n, c);
+  a->slow_calls++;
+  for (;;) {
+    sc_page_t *page = a->current[c];
+    /* 1. A free block (we may have come here only for lack of an arena). */
+    sc_block_t *b = page->free;
+    if (b != NULL) {
+      sc_block_t *next = sc__decode(b, b->next, a->secret);
+      if (SC_HARDEN && next != NULL && (((uintptr_t)next ^ (uintptr_t)b) >> SC_PAGE_SHIFT) != 0)
+        sc__fatal_list((unsigned)sc__class_size(c));
+      page->free = next;
+      return take_block(a, page, b, c, n);
+    }
+    /* 2. Carve a block never handed out before. */
+    if (page->carved < page->capacity) {
+      b = (sc_block_t *)(sc__page_start(page) + ((size_t)page->carved++ << page->shift));
+      a->stats[c].fresh_carves++;
+      return take_block(a, page, b, c, n);
+    }
+    /* 3. The current page is exhausted: it leaves the queue until a free. */
+    if (page != &sc__empty_page) {
+      queue_remove(&a->queues[c], page);
+      page->full = 1;
+      refresh_current(a, c);
+      if (a->current[c] != &sc__empty_page) continue;
+    }
+    /* 4. Blocks other threads gave back. */
+    if (atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0) {
+      drain_remote(a);
+      if (a->current[c] != &sc__empty_page) continue;
+    }
+    /* 5. A new page. */
+    page = page_new(a, c);
+    if (page == NULL) return alloc_from_system(n, c);
+    queue_push_front(&a->queues[c], page);
+    refresh_current(a, c);
+  }
+}
+
+/* ---- arenas and threads ------------------------------------------------- */
+
+/** Thread exit: hand the arena on (blocks still in use stay valid: their
+ * frees reach it through its remote list, drained by the next owner). */
+static void arena_abandon(void *arg) {
+  sc_arena_t *a = arg;
+  if (sc__thread_arena == a) sc__thread_arena = NULL;
+  pthread_mutex_lock(&arenas_lock);
+  a->owned = 0;
+  a->next_abandoned = arenas_abandoned;
+  arenas_abandoned = a;
+  arenas_live--;
+  pthread_mutex_unlock(&arenas_lock);
+}
+
+static void ensure_thread_exit_key(void) {
+  if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) == 2) return;
+  pthread_mutex_lock(&arenas_lock);
+  if (atomic_load_explicit(&thread_exit_key_state, memory_order_relaxed) == 0) {
+    /* glibc's pthread_key_create does not allocate. */
+    if (pthread_key_create(&thread_exit_key, arena_abandon) == 0)
+      atomic_store_explicit(&thread_exit_key_state, 2, memory_order_release);
+  }
+  pthread_mutex_unlock(&arenas_lock);
+}
+
+/** A zeroed arena from the OS, its classes pointing at the empty page. */
+static sc_arena_t *arena_create(void) {
+  size_t size = (sizeof(sc_arena_t) + 4095) & ~(size_t)4095;
+  sc_arena_t *a = sc__os_map_aligned(size, 4096);
+  if (a == NULL) return NULL;
+  for (unsigned c = 0; c < SC_CLASSES; c++) a->current[c] = &sc__empty_page;
+  a->secret = sc__secret;
+  return a;
+}
+
+sc_arena_t *sc__arena_get(void) {
+  sc_arena_t *a = sc__thread_arena;
+  if (a != NULL) return a;
+  sc__init();
+  ensure_thread_exit_key();
+  pthread_mutex_lock(&arenas_lock);
+  a = arenas_abandoned;
+  if (a != NULL) {
+    arenas_abandoned = a->next_abandoned;
+    a->adopted_count++;
+    arenas_adopted++;
+  }
+  pthread_mutex_unlock(&arenas_lock);
+  if (a == NULL) {
+    a = arena_create();
+    if (a == NULL) return NULL;
+    pthread_mutex_lock(&arenas_lock);
+    a->id = arenas_created++;
+    a->next_all = arenas_all;
+    arenas_all = a;
+    pthread_mutex_unlock(&arenas_lock);
+  }
+  pthread_mutex_lock(&arenas_lock);
+  a->owned = 1;
+  arenas_live++;
+  pthread_mutex_unlock(&arenas_lock);
+  sc__thread_arena = a;
+  if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) == 2)
+    pthread_setspecific(thread_exit_key, a);
+  return a;
+}
+
+void sc__arenas_foreach(void (*fn)(sc_arena_t *, void *), void *ctx) {
+  pthread_mutex_lock(&arenas_lock);
+  for (sc_arena_t *a = arenas_all; a != NULL; a = a->next_all) fn(a, ctx);
+  pthread_mutex_unlock(&arenas_lock);
+}
+
+void sc__arena_counts(uint64_t *created, uint64_t *live, uint64_t *adopted) {
+  pthread_mutex_lock(&arenas_lock);
+  *created = arenas_created;
+  *live = arenas_live;
+  *adopted = arenas_adopted;
+  pthread_mutex_unlock(&arenas_lock);
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+
+void sc__arena_fork_prepare(void) { pthread_mutex_lock(&arenas_lock); }
+void sc__arena_fork_parent(void) { pthread_mutex_unlock(&arenas_lock); }
+
+/* In the child only the forking thread exists. Other threads' arenas may be
+ * mid-update, so they are left alone (owned by no one, never adopted). */
+void sc__arena_fork_child(void) {
+  pthread_mutex_init(&arenas_lock, NULL);
+  arenas_live = sc__thread_arena != NULL ? 1 : 0;
+}

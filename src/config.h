@@ -1,0 +1,59 @@
+/* config.h — every compile-time constant and option of libsizeclass, in one
+ * visible block. */
+#ifndef SC_CONFIG_H
+#define SC_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Hardening (encoded free lists, double/invalid free detection); `make
+ * SC_HARDEN=0` turns it off to measure its cost. */
+#ifndef SC_HARDEN
+#define SC_HARDEN 1
+#endif
+
+/** Number of size classes: 16, 32, 64, 128, 256, 512, 1024 bytes. */
+#define SC_CLASSES 7
+/** log2 of the smallest class. */
+#define SC_MIN_SHIFT 4
+/** Largest request served from the classes; larger goes to the system. */
+#define SC_SMALL_MAX 1024
+/** Request-size granule of the histogram and of the class lookup table. */
+#define SC_GRANULE_SHIFT 4
+/** Histogram buckets: bucket i counts requests of (i-1)*16+1 .. i*16 bytes;
+ * bucket 0 counts malloc(0). */
+#define SC_BUCKETS ((SC_SMALL_MAX >> SC_GRANULE_SHIFT) + 1)
+
+/** A page is the unit a class is carved from and memory return works on. */
+#define SC_PAGE_SHIFT 16
+#define SC_PAGE_SIZE ((size_t)1 << SC_PAGE_SHIFT)
+/** A segment is an mmap'd run of pages, aligned to its own size so that the
+ * segment (and page) of any pointer is found by masking. */
+#define SC_SEGMENT_SHIFT 22
+#define SC_SEGMENT_SIZE ((size_t)1 << SC_SEGMENT_SHIFT)
+#define SC_SEGMENT_MASK (SC_SEGMENT_SIZE - 1)
+#define SC_PAGES_PER_SEGMENT (SC_SEGMENT_SIZE >> SC_PAGE_SHIFT)
+/** Pages at the start of a segment that hold metadata: the segment header
+ * with its page descriptors, then one requested-size array per data page. */
+#define SC_META_PAGES 8
+#define SC_HEADER_BYTES ((size_t)8192)
+/** Bytes of requested-size array per data page (uint16 per 16 B block). */
+#define SC_REQ_BYTES_PER_PAGE ((SC_PAGE_SIZE >> SC_MIN_SHIFT) * sizeof(uint16_t))
+
+/** User-space addresses we register: below 2^47 (x86-64 4-level paging). */
+#define SC_ADDRESS_BITS 47
+#define SC_SEGMENT_MAP_WORDS ((size_t)1 << (SC_ADDRESS_BITS - SC_SEGMENT_SHIFT - 6))
+
+#if defined(__GNUC__)
+#define sc_likely(x) __builtin_expect(!!(x), 1)
+#define sc_unlikely(x) __builtin_expect(!!(x), 0)
+#define sc_noinline __attribute__((noinline))
+#define sc_cold __attribute__((cold, noinline))
+#define sc_noreturn __attribute__((noreturn))
+#define sc_public __attribute__((visibility("default")))
+#define sc_tls __thread __attribute__((tls_model("initial-exec")))
+#else
+#error "libsizeclass needs GCC or Clang"
+#endif
+
+#endif /* SC_CONFIG_H */
