@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# ensure-deps.sh WHAT — install the Debian packages WHAT needs, only when
+# missing. WHAT: test | bench | plot | fuzz | real. Runs apt-get as root
+# (CI and the dev machines are root); elsewhere prints what to install.
+set -euo pipefail
+
+need=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+want() { for p in "$@"; do have_pkg "$p" || need+=("$p"); done; }
+
+case "${1:-test}" in
+  test)
+    pkg-config --exists criterion 2>/dev/null || need+=(libcriterion-dev)
+    want pkg-config g++ valgrind python3 gzip coreutils
+    ;;
+  bench) want libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 sqlite3 python3 valgrind ;;
+  plot) want python3-matplotlib ;;
+  fuzz) want clang libclang-rt-14-dev ;;
+  real) want libpython3.11-testsuite ;;
+  *) echo "ensure-deps.sh: unknown set '$1'" >&2; exit 2 ;;
+esac
+
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+  echo "ensure-deps.sh: please install: ${need[*]}" >&2
+  exit 1
+fi
+echo "ensure-deps.sh: installing ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+if ! apt-get install -y -qq "${need[@]}" >/dev/null 2>&1; then
+  apt-get update -qq >/dev/null 2>&1
+  apt-get install -y -qq "${need[@]}" >/dev/null
+fi
