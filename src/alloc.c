@@ -24,6 +24,17 @@ static size_t owned_block_size(uintptr_t p) {
   return (size_t)1 << page->shift;
 }
 
+/** A block of ours keeps its place under realloc: move its requested size
+ * in the statistics of the calling thread (sums over arenas stay exact). */
+static void update_requested_size(uintptr_t p, size_t n) {
+  sc_arena_t *a = sc__thread_arena;
+  if (a == NULL) return;
+  sc_page_t *page = sc__page_of(sc__segment_of(p), p);
+  uint16_t *req = &page->req[(p & (SC_PAGE_SIZE - 1)) >> page->shift];
+  a->stats[page->class_idx].req_live += n - *req;
+  *req = (uint16_t)n;
+}
+
 void *sc__calloc(size_t count, size_t size) {
   size_t n;
   if (sc_unlikely(__builtin_mul_overflow(count, size, &n))) {
@@ -47,16 +58,10 @@ void *sc__realloc(void *p, size_t n) {
   if (sc__segment_owned(u)) {
     old_size = owned_block_size(u);
     /* Same class: keep the block; only its requested size changes. */
-    if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size &&
-        sc__segment_of(u)->arena == sc__thread_arena) {
-      sc_page_t *page = sc__page_of(sc__segment_of(u), u);
-      uint16_t *req = &page->req[(u & (SC_PAGE_SIZE - 1)) >> page->shift];
-      sc_class_stats_t *s = &sc__thread_arena->stats[page->class_idx];
-      s->req_live += n - *req;
-      *req = (uint16_t)n;
+    if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size) {
+      update_requested_size(u, n);
       return p;
     }
-    if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size) return p;
   } else {
     if (n > SC_SMALL_MAX) return sc__sys_realloc(p, n);
     old_size = sc__sys_usable_size(p);

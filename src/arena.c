@@ -256,14 +256,18 @@ sc_arena_t *sc__arena_get(void) {
   if (a != NULL) return a;
   sc__init();
   ensure_thread_exit_key();
+  /* 1. Adopt an arena whose thread exited, with all its pages and blocks. */
   pthread_mutex_lock(&arenas_lock);
   a = arenas_abandoned;
   if (a != NULL) {
     arenas_abandoned = a->next_abandoned;
     a->adopted_count++;
     arenas_adopted++;
+    a->owned = 1;
+    arenas_live++;
   }
   pthread_mutex_unlock(&arenas_lock);
+  /* 2. Else map a new one (outside the lock) and register it. */
   if (a == NULL) {
     a = arena_create();
     if (a == NULL) return NULL;
@@ -271,12 +275,10 @@ sc_arena_t *sc__arena_get(void) {
     a->id = arenas_created++;
     a->next_all = arenas_all;
     arenas_all = a;
+    a->owned = 1;
+    arenas_live++;
     pthread_mutex_unlock(&arenas_lock);
   }
-  pthread_mutex_lock(&arenas_lock);
-  a->owned = 1;
-  arenas_live++;
-  pthread_mutex_unlock(&arenas_lock);
   sc__thread_arena = a;
   if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) == 2)
     pthread_setspecific(thread_exit_key, a);
