@@ -63,8 +63,7 @@ static inline void *sc__malloc_inline(size_t n) {
 static inline void sc__check_block(const sc_page_t *page, uintptr_t p) {
 #if SC_HARDEN
   uintptr_t offset = p & (SC_PAGE_SIZE - 1);
-  if (sc_unlikely((offset & (((uintptr_t)1 << page->shift) - 1)) != 0 ||
-                  (offset >> page->shift) >= page->carved))
+  if (sc_unlikely((offset & page->block_mask) != 0 || (offset >> page->shift) >= page->carved))
     sc__fatal_invalid((const void *)p);
 #else
   (void)page;

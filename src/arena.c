@@ -72,6 +72,7 @@ static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigne
   page->class_idx = (uint8_t)c;
   page->shift = (uint8_t)(c + SC_MIN_SHIFT);
   page->capacity = (uint32_t)(SC_PAGE_SIZE >> page->shift);
+  page->block_mask = (uint32_t)(sc__class_size(c) - 1);
   page->carved = 0;
   page->used = 0;
   page->free = NULL;

@@ -39,6 +39,7 @@ typedef struct sc_page_s {
   uint32_t used;          /* blocks handed out and not yet freed (owner view) */
   uint32_t capacity;      /* blocks the page holds */
   uint32_t carved;        /* blocks handed out at least once (bump index) */
+  uint32_t block_mask;    /* block size - 1: an offset with these bits set is interior */
   uint8_t class_idx;
   uint8_t shift;   /* log2 of the block size */
   uint8_t state;   /* SC_PAGE_* */
@@ -48,6 +49,8 @@ typedef struct sc_page_s {
   uint8_t index;   /* page index in the segment */
   uint8_t pad_;
 } sc_page_t;
+
+_Static_assert(sizeof(sc_page_t) == 64, "a page descriptor is one cache line");
 
 /* A segment: SC_SEGMENT_SIZE bytes aligned to their size, owned by one
  * arena. Its first SC_META_PAGES pages hold this header and the
@@ -75,9 +78,14 @@ typedef struct sc_class_stats_s {
   uint64_t req_total;     /* requested bytes, cumulative */
   uint64_t req_live;      /* requested bytes of live blocks (wraps; sums ok) */
   uint64_t hist[SC_BUCKETS]; /* allocations by requested size; sum = allocs */
+  /* Padding to a power of two keeps `&arena->stats[c]` a shift, not a
+   * multiply, on the fast path. */
+  uint64_t pad_[128 - 8 - SC_BUCKETS];
 } sc_class_stats_t;
 
 /* A page queue: pages of one class that have room, the current page first. */
+_Static_assert(sizeof(sc_class_stats_t) == 1024, "class counters: a power-of-two stride");
+
 typedef struct sc_page_queue_s {
   sc_page_t *first;
   sc_page_t *last;
@@ -227,7 +235,7 @@ static inline sc_block_t *sc__decode(const sc_block_t *slot, uintptr_t word, uin
 }
 /** Key stored in a free block; unique per block so copies don't match. */
 static inline uintptr_t sc__free_key(const sc_block_t *b, uintptr_t secret) {
-  return ((uintptr_t)b * 0x9E3779B97F4A7C15ull) ^ secret;
+  return (uintptr_t)b ^ secret;
 }
 
 #endif /* SC_INTERNAL_H */
