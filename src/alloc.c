@@ -16,6 +16,9 @@ sc_noinline void sc__free_slow(void *p) {
 }
 
 sc_cold void sc__fatal_invalid(const void *p) { sc__fatal_block("invalid free", p, 0); }
+sc_cold void sc__fatal_list_of(const sc_page_t *page) {
+  sc__fatal_list((unsigned)sc__class_size(page->class_idx));
+}
 
 /** Class size of one of our blocks (p must be owned). */
 static size_t owned_block_size(uintptr_t p) {

@@ -18,6 +18,7 @@ void *sc__memalign(size_t align, size_t n);
 int sc__posix_memalign(void **out, size_t align, size_t n);
 size_t sc__usable_size(const void *p);
 sc_noreturn sc_cold void sc__fatal_invalid(const void *p);
+sc_noreturn sc_cold void sc__fatal_list_of(const sc_page_t *page);
 
 /** Account a block of class c handed out for a request of n bytes. */
 static inline void sc__count_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c,
@@ -27,7 +28,8 @@ static inline void sc__count_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b
   s->req_total += n;
   s->req_live += n;
   page->req[((uintptr_t)b & (SC_PAGE_SIZE - 1)) >> page->shift] = (uint16_t)n;
-  if (sc_unlikely(++s->live > s->peak)) s->peak = s->live;
+  uint64_t live = ++s->live;
+  if (sc_unlikely(live > s->peak)) s->peak = live;
 }
 
 /** Allocate n <= SC_SMALL_MAX bytes from class c; NULL + ENOMEM on failure. */
@@ -40,7 +42,7 @@ static inline void *sc__alloc_small(size_t n, unsigned c) {
       sc_block_t *next = sc__decode(b, b->next, a->secret);
 #if SC_HARDEN
       if (sc_unlikely((((uintptr_t)next ^ (uintptr_t)b) >> SC_PAGE_SHIFT) != 0 && next != NULL))
-        sc__fatal_list((unsigned)sc__class_size(c));
+        sc__fatal_list_of(page);
       b->key = 0;
 #endif
       page->free = next;

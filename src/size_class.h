@@ -6,8 +6,8 @@
 
 /** Histogram bucket of a request of n <= 1024 bytes: 0 for n = 0, else
  * ceil(n / 16). The same index selects the class in the lookup table. */
-static inline unsigned sc__bucket_of(size_t n) {
-  return (unsigned)((n + (1u << SC_GRANULE_SHIFT) - 1) >> SC_GRANULE_SHIFT);
+static inline size_t sc__bucket_of(size_t n) {
+  return (n + ((size_t)1 << SC_GRANULE_SHIFT) - 1) >> SC_GRANULE_SHIFT;
 }
 /** Class index (0 = 16 B ... 6 = 1024 B) of a request of n <= 1024 bytes. */
 static inline unsigned sc__class_of(size_t n) {
