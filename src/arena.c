@@ -109,15 +109,27 @@ static sc_page_t *page_new(sc_arena_t *a, unsigned c) {
 
 /* ---- remote frees ------------------------------------------------------- */
 
+/** True when u is the start of a block handed out from a page of arena a:
+ * what every link of a's remote list must decode to. */
+static bool remote_link_ok(const sc_arena_t *a, uintptr_t u) {
+  if (!sc__segment_owned(u) || sc__segment_of(u)->arena != a) return false;
+  const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
+  uintptr_t offset = u & (SC_PAGE_SIZE - 1);
+  return (offset & page->block_mask) == 0 && (offset >> page->shift) < page->carved;
+}
+
 /** Move every block other threads freed into this arena back to its page. */
 static void drain_remote(sc_arena_t *a) {
   uintptr_t head = atomic_exchange_explicit(&a->remote_free, 0, memory_order_acquire);
+  unsigned class_size = 0; /* class of the block whose link led to head */
   while (head != 0) {
+    /* Check a link before following it: a use-after-free write into a
+     * block on this list must abort with a message, not fault. */
+    if (sc_unlikely(!remote_link_ok(a, head))) sc__fatal_list(class_size);
     sc_block_t *b = (sc_block_t *)head;
     sc_block_t *next = sc__decode(b, b->next, a->secret);
-    if (sc_unlikely(!sc__segment_owned(head) || sc__segment_of(head)->arena != a))
-      sc__fatal_list(0);
     sc_page_t *page = sc__page_of(sc__segment_of(head), head);
+    class_size = (unsigned)sc__class_size(page->class_idx);
     b->next = sc__encode(b, page->free, a->secret);
     page->free = b;
     page->used--;
