@@ -139,7 +139,9 @@ static void drain_remote(sc_arena_t *a) {
   }
 }
 
-void sc__arena_free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
+/** Free of block p (of seg/page) owned by another arena: push it on the
+ * owner's remote list, counted in the freeing thread's arena. */
+static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
   sc_block_t *b = (sc_block_t *)p;
   sc__check_block(page, p);
   sc_arena_t *me = sc__arena_get();
@@ -230,17 +232,38 @@ void *sc__arena_alloc_slow(size_t n, unsigned c) {
 
 /* ---- arenas and threads ------------------------------------------------- */
 
+/* Set once this thread's arena was handed on at thread exit. */
+static sc_tls bool thread_exited;
+
 /** Thread exit: hand the arena on (blocks still in use stay valid: their
  * frees reach it through its remote list, drained by the next owner). */
 static void arena_abandon(void *arg) {
   sc_arena_t *a = arg;
-  if (sc__thread_arena == a) sc__thread_arena = NULL;
+  if (sc__thread_arena != a) return; /* stale value: a is not this thread's */
+  sc__thread_arena = NULL;
+  thread_exited = true;
   pthread_mutex_lock(&arenas_lock);
   a->owned = 0;
   a->next_abandoned = arenas_abandoned;
   arenas_abandoned = a;
   arenas_live--;
   pthread_mutex_unlock(&arenas_lock);
+}
+
+void sc__arena_free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
+  if (sc_likely(sc__thread_arena != NULL || !thread_exited)) {
+    free_remote(p, seg, page);
+    return;
+  }
+  /* The thread already handed its arena on: glibc frees per-thread buffers
+   * (strerror, dlerror) after every TSD destructor ran. Borrow an arena for
+   * this free only; keeping it would leak one arena per exiting thread. */
+  free_remote(p, seg, page);
+  sc_arena_t *a = sc__thread_arena;
+  if (a == NULL) return;
+  if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) == 2)
+    pthread_setspecific(thread_exit_key, NULL);
+  arena_abandon(a);
 }
 
 static void ensure_thread_exit_key(void) {
