@@ -43,6 +43,25 @@ bool sc_owns(const void *p);
 /** Size class that a request of n bytes maps to (16..1024), 0 if n > 1024. */
 size_t sc_class_size(size_t n);
 
+/** Mark a frame boundary (call once per game-loop iteration). The allocator
+ * then counts, per frame, class allocations, frees, fresh carves (blocks
+ * never handed out before) and requested bytes; the SIZECLASS_STATS report
+ * shows frames seen, max/mean allocations per frame and the frames after
+ * warm-up (SIZECLASS_WARMUP_FRAMES, default 60) with zero fresh carves.
+ * Never allocates.
+ *
+ * A program that should also run without the library (the call is then
+ * skipped) defines SC_FRAME_WEAK before including this header and calls
+ * SC_FRAME_MARK(): sc_frame_mark is then a weak reference, null unless
+ * libsizeclass is preloaded or linked. */
+void sc_frame_mark(void);
+#ifdef SC_FRAME_WEAK
+#pragma weak sc_frame_mark
+#define SC_FRAME_MARK() ((sc_frame_mark != 0) ? sc_frame_mark() : (void)0)
+#else
+#define SC_FRAME_MARK() sc_frame_mark()
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,116 @@
-/* frame.c — frame statistics (placeholder until sc_frame_mark lands). */
-#include "frame.h"
-
+/* frame.c — allocator-wide frame statistics (sc_frame_mark).
+ *
+ * A frame is the span between two marks; the first frame runs from the
+ * library's start to the first mark, so program setup lands in it. At each
+ * mark the per-arena class counters are summed (allocations = sum of the
+ * request histogram, frees, fresh carves, requested bytes) and compared with
+ * the sums of the previous mark; the difference is that frame. Only class
+ * allocations (<= 1024 B) count: the system allocator's are not frames'
+ * business.
+ *
+ * Warm-up: the first SIZECLASS_WARMUP_FRAMES frames (default 60, one second
+ * at 60 fps; read at the first mark) are excluded from the count of frames
+ * with zero fresh carves — the seeds' steady-state claim that, once warm,
+ * every allocation reuses a freed block.
+ *
+ * Nothing here allocates: marks sum plain counters under the arena registry
+ * lock, and readers get a snapshot guarded by a sequence counter (bounded
+ * retries, so a dump from a signal handler that interrupted a mark still
+ * finishes). */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
-void sc__frame_stats(sc_frame_stats_t *out) { memset(out, 0, sizeof(*out)); }
+#include "frame.h"
+#include "internal.h"
+#include "sizeclass.h"
+
+/** Frames excluded from the zero-fresh-carve count unless the environment
+ * says otherwise. */
+#define SC_WARMUP_FRAMES_DEFAULT 60
+
+/* Counter sums at one instant. */
+typedef struct totals_s {
+  uint64_t allocs;
+  uint64_t frees;
+  uint64_t fresh_carves;
+  uint64_t bytes;
+} totals_t;
+
+static pthread_mutex_t mark_lock = PTHREAD_MUTEX_INITIALIZER; /* one mark at a time */
+static totals_t last_totals;                                  /* sums at the previous mark */
+static int warmup_read;
+static sc_frame_stats_t frame_stats;
+static _Atomic uint64_t frame_seq; /* odd while frame_stats is being written */
+
+/** Add one arena's class counters to the totals in ctx. */
+static void add_arena(sc_arena_t *a, void *ctx) {
+  totals_t *t = ctx;
+  for (unsigned c = 0; c < SC_CLASSES; c++) {
+    const sc_class_stats_t *s = &a->stats[c];
+    for (unsigned b = 0; b < SC_BUCKETS; b++) t->allocs += s->hist[b];
+    t->frees += s->frees;
+    t->fresh_carves += s->fresh_carves;
+    t->bytes += s->req_total;
+  }
+}
+
+/** SIZECLASS_WARMUP_FRAMES as a number; the default when unset, and a
+ * warning plus the default when it is not a plain decimal number. */
+static uint64_t warmup_from_env(void) {
+  const char *v = getenv("SIZECLASS_WARMUP_FRAMES");
+  if (v == NULL || *v == '\0') return SC_WARMUP_FRAMES_DEFAULT;
+  uint64_t n = 0;
+  for (const char *p = v; *p != '\0'; p++) {
+    if (*p < '0' || *p > '9' || n > (UINT64_MAX - 9) / 10) {
+      sc__warn("SIZECLASS_WARMUP_FRAMES is not a frame count; using 60");
+      return SC_WARMUP_FRAMES_DEFAULT;
+    }
+    n = n * 10 + (uint64_t)(*p - '0');
+  }
+  return n;
+}
+
+/** Close the current frame: diff the counter sums with the last mark's. */
+sc_public void sc_frame_mark(void) {
+  totals_t now = {0, 0, 0, 0};
+  pthread_mutex_lock(&mark_lock);
+  sc__arenas_foreach(add_arena, &now);
+  totals_t d = {now.allocs - last_totals.allocs, now.frees - last_totals.frees,
+                now.fresh_carves - last_totals.fresh_carves, now.bytes - last_totals.bytes};
+  last_totals = now;
+
+  atomic_fetch_add_explicit(&frame_seq, 1, memory_order_acq_rel);
+  sc_frame_stats_t *f = &frame_stats;
+  if (!warmup_read) {
+    f->warmup_frames = warmup_from_env();
+    warmup_read = 1;
+  }
+  f->frames++;
+  if (d.allocs > f->max_allocs) f->max_allocs = d.allocs;
+  f->total_allocs += d.allocs;
+  f->total_frees += d.frees;
+  f->total_fresh_carves += d.fresh_carves;
+  f->total_bytes += d.bytes;
+  if (f->frames > f->warmup_frames && d.fresh_carves == 0) f->zero_fresh_frames++;
+  f->last_allocs = d.allocs;
+  f->last_frees = d.frees;
+  f->last_fresh_carves = d.fresh_carves;
+  f->last_bytes = d.bytes;
+  atomic_fetch_add_explicit(&frame_seq, 1, memory_order_release);
+  pthread_mutex_unlock(&mark_lock);
+}
+
+void sc__frame_stats(sc_frame_stats_t *out) {
+  /* A consistent copy unless a mark keeps running under us; after a few
+   * tries (a signal handler interrupting its own thread's mark) take what
+   * is there rather than spin forever. */
+  for (int attempt = 0; attempt < 64; attempt++) {
+    uint64_t before = atomic_load_explicit(&frame_seq, memory_order_acquire);
+    if (before & 1) continue;
+    memcpy(out, &frame_stats, sizeof(*out));
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&frame_seq, memory_order_relaxed) == before) return;
+  }
+  memcpy(out, &frame_stats, sizeof(*out));
+}
