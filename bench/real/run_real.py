@@ -1,0 +1,125 @@
+"""run_real.py NAME SIZE — run one real-program benchmark under the allocator
+named by $BENCH_PRELOAD (a path for LD_PRELOAD; empty = glibc) and print the
+RESULT line the runner reads.
+
+Only the real program runs under LD_PRELOAD; this launcher does not. The
+time is the program's wall time (spawn to exit); the peak RSS is the
+program's own (wait4's rusage), not the launcher's. Each workload checks its
+results and a mismatch exits non-zero:
+  python         bench/real/py_churn.py (CPython's default pymalloc)
+  python-malloc  the same with PYTHONMALLOC=malloc (every object via malloc)
+  perl           bench/real/perl_churn.pl
+  sqlite         Debian's sqlite3 CLI, in-memory: bulk and single-row
+                 inserts, indexes, aggregates, updates and deletes; the
+                 output is compared with values computed here."""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON = "/usr/bin/python3"
+PERL = "/usr/bin/perl"
+SQLITE = "/usr/bin/sqlite3"
+
+
+def sqlite_workload(n):
+    """SQL text for n rows and the exact output sqlite3 must print."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    singles = max(10, n // 10)
+    sql = [
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, grp INTEGER, name TEXT, val INTEGER);",
+        "CREATE TABLE u(id INTEGER PRIMARY KEY, note TEXT);",
+        "BEGIN;",
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < %d) "
+        "INSERT INTO t SELECT i, i %% 97, printf('name-%%d-%%s', i, substr('%s', 1, 1 + i %% 26)), "
+        "(i * 7919) %% 10007 FROM c;" % (n, letters),
+        "COMMIT;",
+        "BEGIN;",
+    ]
+    for i in range(1, singles + 1):
+        sql.append("INSERT INTO u VALUES(%d, 'note %d %s');" % (i, i * 31, letters[: 1 + i % 26]))
+    sql += [
+        "COMMIT;",
+        "CREATE INDEX t_name ON t(name);",
+        "CREATE INDEX t_grp ON t(grp, val);",
+        "SELECT count(*), sum(val), sum(length(name)) FROM t;",
+        "SELECT grp, count(*), sum(val) FROM t GROUP BY grp ORDER BY grp LIMIT 3;",
+        "SELECT count(*) FROM t WHERE name LIKE 'name-1%';",
+        "SELECT count(*), sum(length(note)) FROM u;",
+        "SELECT count(*) FROM t JOIN u ON t.id = u.id WHERE t.grp < 10;",
+        "UPDATE t SET name = name || '-x' WHERE id % 3 = 0;",
+        "DELETE FROM t WHERE id % 5 = 0;",
+        "SELECT count(*), sum(length(name)), max(val) FROM t;",
+    ]
+    rows = [(i, i % 97, "name-%d-%s" % (i, letters[: 1 + i % 26]), (i * 7919) % 10007)
+            for i in range(1, n + 1)]
+    notes = ["note %d %s" % (i * 31, letters[: 1 + i % 26]) for i in range(1, singles + 1)]
+    out = []
+    out.append("%d|%d|%d" % (n, sum(r[3] for r in rows), sum(len(r[2]) for r in rows)))
+    for g in range(3):
+        grp = [r for r in rows if r[1] == g]
+        out.append("%d|%d|%d" % (g, len(grp), sum(r[3] for r in grp)))
+    out.append("%d" % sum(1 for r in rows if r[2].startswith("name-1")))
+    out.append("%d|%d" % (singles, sum(len(s) for s in notes)))
+    out.append("%d" % sum(1 for r in rows if r[0] <= singles and r[1] < 10))
+    kept = [(r[2] + "-x" if r[0] % 3 == 0 else r[2], r[3]) for r in rows if r[0] % 5 != 0]
+    out.append("%d|%d|%d" % (len(kept), sum(len(k[0]) for k in kept), max(k[1] for k in kept)))
+    return "\n".join(sql) + "\n", "\n".join(out) + "\n"
+
+
+def churn_check(want_prefix):
+    """A checker for the self-checking scripts: exit 0 and an OK line."""
+    return lambda out: out.startswith(want_prefix)
+
+
+def plan(name, size):
+    """(argv, extra environment, stdin text or None, output checker)."""
+    if name == "python":
+        return [PYTHON, os.path.join(HERE, "py_churn.py"), str(size)], {}, None, churn_check("OK ")
+    if name == "python-malloc":
+        return ([PYTHON, os.path.join(HERE, "py_churn.py"), str(size)],
+                {"PYTHONMALLOC": "malloc"}, None, churn_check("OK "))
+    if name == "perl":
+        return [PERL, os.path.join(HERE, "perl_churn.pl"), str(size)], {}, None, churn_check("OK ")
+    if name == "sqlite":
+        sql, want = sqlite_workload(size)
+        return [SQLITE, ":memory:"], {}, sql, lambda out: out == want
+    sys.exit("run_real.py: unknown benchmark '%s' (python, python-malloc, perl, sqlite)" % name)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: run_real.py NAME SIZE")
+    name, size = sys.argv[1], int(sys.argv[2])
+    argv, extra, stdin_text, check = plan(name, size)
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    env.update(extra)
+    preload = os.environ.get("BENCH_PRELOAD", "")
+    if preload:
+        env["LD_PRELOAD"] = preload
+    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout:
+        if stdin_text is not None:
+            fin.write(stdin_text.encode())
+            fin.seek(0)
+        t0 = time.perf_counter_ns()
+        proc = subprocess.Popen(argv, stdin=fin, stdout=fout, env=env)
+        _, status, ru = os.wait4(proc.pid, 0)
+        dt = time.perf_counter_ns() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        fout.seek(0)
+        out = fout.read().decode(errors="replace")
+    if proc.returncode != 0:
+        sys.stderr.write(out[-2000:])
+        sys.exit("run_real.py: %s exited with status %d" % (name, proc.returncode))
+    if not check(out):
+        sys.stderr.write(out[-2000:])
+        sys.exit("run_real.py: %s printed a wrong result" % name)
+    checksum = sum(out.encode()) & 0xFFFFFFFFFFFFFFFF
+    print("RESULT bench=%s metric=%.3f unit=ms ops=1 checksum=%016x rss_kb=%d"
+          % (name, dt / 1e6, checksum, ru.ru_maxrss))
+
+
+main()

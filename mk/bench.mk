@@ -1,0 +1,36 @@
+# bench.mk — the benchmark suite (issue 4).
+#   make bench [QUICK=1] [RUNS=n] [ONLY=regex]  run every benchmark under glibc, jemalloc,
+#                                                mimalloc, tcmalloc and libsizeclass
+#   make bench-instr                             instructions per malloc+free pair (callgrind)
+#   make bench-progs                             just build build/bench/*
+#   make bench-noharden                          the SC_HARDEN=0 library in build/noharden/
+# Benchmark programs are plain C linked with nothing but libc: the runner
+# chooses the allocator with LD_PRELOAD. Builtin malloc/free are off so the
+# compiler cannot elide or merge the calls being measured.
+
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+CFLAGS_BENCH := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -fno-builtin-malloc -fno-builtin-free \
+                -fno-builtin-calloc -fno-builtin-realloc $(EXTRA_CFLAGS)
+BENCH_NOHARDEN := $(BUILD)/noharden
+
+.PHONY: bench bench-instr bench-progs bench-noharden
+
+$(BUILD)/bench/%: bench/%.c bench/bench.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BENCH) -o $@ $< -lpthread
+
+bench-progs: $(BENCH_BINS)
+
+# The comparison library: same sources, hardening off, its own build dir.
+bench-noharden:
+	@$(MAKE) --no-print-directory SC_HARDEN=0 BUILD=$(BENCH_NOHARDEN) lib
+
+bench: lib bench-progs bench-noharden
+	@BUILD=$(BUILD) QUICK=$(QUICK) RUNS=$(RUNS) ONLY='$(ONLY)' scripts/bench.sh
+
+bench-instr: lib bench-progs bench-noharden
+	@BUILD=$(BUILD) scripts/bench-instr.sh
+
+# The smoke test (tests/test_bench_smoke.c) runs the programs built here.
+test: bench-progs

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# bench-instr.sh — instructions per malloc+free pair on the micro benchmark,
+# for glibc, jemalloc, mimalloc, tcmalloc and libsizeclass, counted by
+# valgrind --tool=callgrind (deterministic: the same count on a busy or an
+# idle machine). `make bench-instr` calls it after building.
+#
+# For each allocator and workload, micro runs twice under callgrind: with
+# PAIRS pairs per class and with 0 pairs. The difference divided by the
+# pairs made removes startup, library loading and exit. The harness's own
+# work per pair (stamping and checking blocks, the loop) is measured the
+# same way with `micro --alloc none` and subtracted to give the net figure.
+# Writes bench/results/instr.md and, for libsizeclass, the per-function
+# profile bench/results/instr-profile.txt (callgrind_annotate).
+#
+# Environment: BUILD (default build), OUT (default bench/results), PAIRS
+# (per class, default 100000), SC_SO (library under test, default
+# $BUILD/libsizeclass.so), SC_NOHARDEN_SO (the SC_HARDEN=0 build, default
+# $BUILD/noharden/libsizeclass.so; counted too when present).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-build}
+OUT=${OUT:-bench/results}
+PAIRS=${PAIRS:-100000}
+SC_SO=$(realpath "${SC_SO:-$BUILD/libsizeclass.so}" 2>/dev/null || true)
+MICRO=$BUILD/bench/micro
+[ -x "$MICRO" ] || { echo "bench-instr.sh: $MICRO missing (make bench-progs)" >&2; exit 1; }
+[ -f "$SC_SO" ] || { echo "bench-instr.sh: libsizeclass.so missing (make)" >&2; exit 1; }
+scripts/ensure-deps.sh bench || exit 1
+command -v valgrind >/dev/null || { echo "bench-instr.sh: valgrind missing" >&2; exit 1; }
+
+lib_path() { ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n { print $NF; exit }'; }
+ALLOCS=("glibc|" "jemalloc|$(lib_path libjemalloc.so.2)" "mimalloc|$(lib_path libmimalloc.so.2)"
+  "tcmalloc|$(lib_path libtcmalloc_minimal.so.4)" "libsizeclass|$SC_SO")
+# The SC_HARDEN=0 build too, when `make bench-noharden` made it.
+NOHARDEN=$(realpath "${SC_NOHARDEN_SO:-$BUILD/noharden/libsizeclass.so}" 2>/dev/null || true)
+[ -n "$NOHARDEN" ] && [ -f "$NOHARDEN" ] && ALLOCS+=("libsizeclass SC_HARDEN=0|$NOHARDEN")
+# label|micro arguments (the working set stays small: this is the fast path)
+WORKLOADS=("lifo, ws 1|--order lifo --ws 1" "rand, ws 1000|--order rand --ws 1000")
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# instr PRELOAD OUTFILE ARGS... — "Ir pairs": total instructions of one micro
+# run and the pairs it made.
+instr() {
+  local preload=$1 outfile=$2
+  shift 2
+  local envs=()
+  [ -n "$preload" ] && envs+=("LD_PRELOAD=$preload")
+  if ! env "${envs[@]}" valgrind --tool=callgrind --callgrind-out-file="$outfile" \
+    "$MICRO" "$@" >"$TMP/out" 2>"$TMP/err"; then
+    echo "bench-instr.sh: micro $* failed under ${preload:-glibc}:" >&2
+    tail -n 5 "$TMP/err" >&2
+    return 1
+  fi
+  local ops
+  ops=$(sed -nE 's/^RESULT .* ops=([0-9]+).*/\1/p' "$TMP/out")
+  [ -n "$ops" ] || { echo "bench-instr.sh: no RESULT line" >&2; return 1; }
+  echo "$(awk '/^(summary|totals):/ { print $2; exit }' "$outfile") $ops"
+}
+
+# per_pair PRELOAD ARGS... — (Ir(PAIRS) - Ir(0)) / pairs made, 2 decimals.
+per_pair() {
+  local preload=$1
+  shift
+  local full zero
+  full=$(instr "$preload" "$TMP/cg.full" "$@" --pairs "$PAIRS") || return 1
+  zero=$(instr "$preload" "$TMP/cg.zero" "$@" --pairs 0) || return 1
+  awk -v f="${full% *}" -v z="${zero% *}" -v n="${full#* }" 'BEGIN { printf "%.2f", (f - z) / n }'
+}
+
+FAILS=0
+declare -A RAW NET HARNESS
+for w in "${WORKLOADS[@]}"; do
+  wl=${w%%|*}
+  args=${w#*|}
+  # shellcheck disable=SC2086
+  HARNESS[$wl]=$(per_pair "" $args --alloc none) || { FAILS=$((FAILS + 1)); HARNESS[$wl]=0; }
+  echo "harness ($wl): ${HARNESS[$wl]} instructions per pair" >&2
+  for a in "${ALLOCS[@]}"; do
+    label=${a%%|*}
+    preload=${a#*|}
+    if [ "$label" != glibc ] && [ -z "$preload" ]; then
+      echo "bench-instr.sh: $label not found" >&2
+      FAILS=$((FAILS + 1))
+      continue
+    fi
+    # shellcheck disable=SC2086
+    if v=$(per_pair "$preload" $args); then
+      RAW[$label,$wl]=$v
+      NET[$label,$wl]=$(awk -v v="$v" -v h="${HARNESS[$wl]}" 'BEGIN { printf "%.1f", v - h }')
+      echo "$label ($wl): $v per pair, ${NET[$label,$wl]} net" >&2
+      if [ "$label" = libsizeclass ] && [ "$wl" = "${WORKLOADS[0]%%|*}" ]; then
+        cp "$TMP/cg.full" "$TMP/cg.sc"
+      fi
+    else
+      FAILS=$((FAILS + 1))
+    fi
+  done
+done
+
+mkdir -p "$OUT"
+{
+  echo "# Instructions per malloc+free pair (callgrind)"
+  echo
+  echo "- micro, $PAIRS pairs per class x 7 classes (16..1024 B), minus a 0-pair run (startup)."
+  echo "- net = minus the harness's own instructions per pair (\`micro --alloc none\`):"
+  for w in "${WORKLOADS[@]}"; do echo "  ${w%%|*}: ${HARNESS[${w%%|*}]}"; done
+  echo "- valgrind $(valgrind --version | sed 's/valgrind-//'); reproduce: \`make bench-instr\`"
+  echo
+  printf '| allocator |'
+  for w in "${WORKLOADS[@]}"; do printf ' %s net | %s raw |' "${w%%|*}" "${w%%|*}"; done
+  echo
+  printf '|---|'
+  for _ in "${WORKLOADS[@]}"; do printf -- '---:|---:|'; done
+  echo
+  for a in "${ALLOCS[@]}"; do
+    label=${a%%|*}
+    printf '| %s |' "$label"
+    for w in "${WORKLOADS[@]}"; do
+      wl=${w%%|*}
+      printf ' %s | %s |' "${NET[$label,$wl]:-FAIL}" "${RAW[$label,$wl]:-FAIL}"
+    done
+    echo
+  done
+  echo
+  echo "Target: libsizeclass's fast path takes no more instructions per pair than mimalloc's (net):"
+  for w in "${WORKLOADS[@]}"; do
+    wl=${w%%|*}
+    ours=${NET[libsizeclass,$wl]:-}
+    theirs=${NET[mimalloc,$wl]:-}
+    if [ -z "$ours" ] || [ -z "$theirs" ]; then continue; fi
+    if awk -v a="$ours" -v b="$theirs" 'BEGIN { exit !(a <= b) }'; then
+      echo "- $wl: holds ($ours vs $theirs)"
+    else
+      echo "- $wl: **missed** ($ours vs $theirs)"
+    fi
+  done
+} >"$OUT/instr.md"
+cat "$OUT/instr.md"
+if [ -f "$TMP/cg.sc" ]; then
+  # Functions by own cost, then the allocator's source lines with their
+  # counts (sources found relative to the library's build tree).
+  srcroot=$(dirname "$(dirname "$SC_SO")")
+  callgrind_annotate --auto=yes --include="$srcroot" --include=. "$TMP/cg.sc" 2>/dev/null |
+    awk '/^-- Auto-annotated source: (.*\/)?(bench|tests)\// { skip = 1 }
+         /^-- Auto-annotated source: / && !/: (.*\/)?(bench|tests)\// { skip = 0 }
+         !skip && !/^ *\. / { print }' >"$OUT/instr-profile.txt"
+  echo "profile of libsizeclass (${WORKLOADS[0]%%|*}): $OUT/instr-profile.txt" >&2
+fi
+[ $FAILS -eq 0 ]

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# bench.sh — run the benchmark suite (bench/) under glibc, jemalloc, mimalloc,
+# tcmalloc and libsizeclass, interleaved (A B C D E, A B C D E, ...) so that
+# drift of the machine hits every allocator alike, and write
+# bench/results/latest.{md,png,tsv}. `make bench` calls it after building.
+#
+#   scripts/bench.sh [--quick] [--runs N] [--only REGEX] [--no-variants] [--smoke] [--list]
+#
+# Environment: QUICK=1, RUNS=N, ONLY=REGEX (same as the flags), BUILD (build
+# directory, default build), OUT (results directory, default bench/results),
+# SC_SO and SC_NOHARDEN_SO (the libraries to test, default
+# $BUILD/libsizeclass.so and $BUILD/noharden/libsizeclass.so).
+# --smoke runs each selected benchmark once, tiny, under libsizeclass only,
+# and fails if any of them fails: the test suite uses it so the benchmarks
+# cannot rot. --list prints the benchmark names. Variants (not in --smoke): libsizeclass with
+# SIZECLASS_STATS=/dev/null vs without (statistics overhead, issue 3) and the
+# default hardened build vs SC_HARDEN=0 ($BUILD/noharden, built by
+# `make bench-noharden`), on micro and frame-burst.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+QUICK=${QUICK:-}
+RUNS=${RUNS:-}
+ONLY=${ONLY:-}
+BUILD=${BUILD:-build}
+OUT=${OUT:-bench/results}
+SMOKE=0
+LIST=0
+VARIANTS=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --runs) RUNS=$2; shift ;;
+    --only) ONLY=$2; shift ;;
+    --no-variants) VARIANTS=0 ;;
+    --smoke) SMOKE=1 ;;
+    --list) LIST=1 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ "$QUICK" = 0 ] && QUICK=
+RUNS=${RUNS:-5}
+if [ "$SMOKE" = 0 ] && [ "$RUNS" -lt 5 ]; then
+  echo "bench.sh: at least 5 runs per allocator (RUNS=$RUNS)" >&2
+  exit 2
+fi
+PY=/usr/bin/python3 # Debian's python3: the one python3-matplotlib serves
+
+# ---- the suite ------------------------------------------------------------
+# name | program (build/bench/<p>, or "real") | fixed args | full | quick | smoke
+# The last three are the size arguments of each mode. Full runs take about
+# 0.2-0.6 s per run here; quick about a tenth of that.
+suite() {
+  cat <<'EOF'
+frame-burst|frame_burst||--frames 200000|--frames 20000|--frames 300
+micro-lifo-1|micro|--order lifo --ws 1|--pairs 4000000|--pairs 400000|--pairs 2000
+micro-lifo-100|micro|--order lifo --ws 100|--pairs 4000000|--pairs 400000|--pairs 2000
+micro-lifo-10k|micro|--order lifo --ws 10000|--pairs 2000000|--pairs 200000|--ws 1000 --pairs 1000
+micro-lifo-100k|micro|--order lifo --ws 100000|--pairs 1000000|--pairs 100000|--ws 1000 --pairs 1000
+micro-rand-100|micro|--order rand --ws 100|--pairs 4000000|--pairs 400000|--pairs 2000
+micro-rand-10k|micro|--order rand --ws 10000|--pairs 2000000|--pairs 200000|--ws 1000 --pairs 1000
+micro-rand-100k|micro|--order rand --ws 100000|--pairs 1000000|--pairs 100000|--ws 1000 --pairs 1000
+xthread-prodcons|cross_thread|--mode prodcons|--ops 4000000|--ops 400000|--ops 5000
+xthread-larson|cross_thread|--mode larson --threads 2 --slots 10000|--ops 3000000|--ops 300000|--ops 5000
+mixed|mixed||--steps 1500000|--steps 150000|--steps 3000
+thread-churn|thread_churn|--threads 4 --allocs 400|--batches 1500|--batches 150|--batches 5
+python|real||300000|30000|2000
+python-malloc|real||300000|30000|2000
+perl|real||300000|30000|2000
+sqlite|real||200000|20000|500
+EOF
+}
+
+if [ "$LIST" = 1 ]; then
+  suite | cut -d'|' -f1
+  exit 0
+fi
+
+# Benchmarks the variants run (a regex over names).
+VARIANT_STATS='^(micro-lifo-1|micro-rand-10k)$'
+VARIANT_HARDEN='^(frame-burst|micro-lifo-1|micro-rand-10k)$'
+
+# ---- allocators -------------------------------------------------------------
+# label|LD_PRELOAD path (empty: glibc)|extra environment (VAR=value)
+lib_path() { ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n { print $NF; exit }'; }
+
+SC_SO=$(realpath "${SC_SO:-$BUILD/libsizeclass.so}" 2>/dev/null || true)
+if [ -z "$SC_SO" ] || [ ! -f "$SC_SO" ]; then
+  echo "bench.sh: ${SC_SO:-$BUILD/libsizeclass.so} is missing (run make)" >&2
+  exit 1
+fi
+
+ALLOCS=()
+if [ "$SMOKE" = 1 ]; then
+  ALLOCS=("libsizeclass|$SC_SO|")
+else
+  scripts/ensure-deps.sh bench || exit 1
+  JE=$(lib_path libjemalloc.so.2)
+  MI=$(lib_path libmimalloc.so.2)
+  TC=$(lib_path libtcmalloc_minimal.so.4)
+  for pair in "jemalloc:$JE" "mimalloc:$MI" "tcmalloc:$TC"; do
+    if [ -z "${pair#*:}" ]; then
+      echo "bench.sh: ${pair%%:*} not found by ldconfig after ensure-deps" >&2
+      exit 1
+    fi
+  done
+  ALLOCS=("glibc||" "jemalloc|$JE|" "mimalloc|$MI|" "tcmalloc|$TC|" "libsizeclass|$SC_SO|")
+fi
+
+# ---- running ----------------------------------------------------------------
+mode_col() { # which column holds the size arguments
+  if [ "$SMOKE" = 1 ]; then echo 6; elif [ -n "$QUICK" ]; then echo 5; else echo 4; fi
+}
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+RAW="$TMP/raw.tsv"
+: >"$RAW"
+FAILS=0
+
+# run_one SECTION BENCHLINE ALLOC RUN — one run; appends a row to $RAW.
+run_one() {
+  local section=$1 line=$2 alloc=$3 run=$4
+  local name prog fixed size label preload extra out rc result
+  IFS='|' read -r name prog fixed _ _ _ <<<"$line"
+  size=$(cut -d'|' -f"$(mode_col)" <<<"$line")
+  IFS='|' read -r label preload extra <<<"$alloc"
+  local envs=()
+  [ -n "$extra" ] && envs+=("$extra")
+  if [ "$prog" = real ]; then
+    # shellcheck disable=SC2086
+    out=$(timeout 600 env "${envs[@]}" BENCH_PRELOAD="$preload" "$PY" bench/real/run_real.py \
+      "$name" $size 2>"$TMP/err" </dev/null)
+  else
+    [ -n "$preload" ] && envs+=("LD_PRELOAD=$preload")
+    # shellcheck disable=SC2086
+    out=$(timeout 600 env "${envs[@]}" "$BUILD/bench/$prog" $fixed $size 2>"$TMP/err" </dev/null)
+  fi
+  rc=$?
+  result=$(grep '^RESULT ' <<<"$out" | tail -n 1)
+  if [ $rc -ne 0 ] || [ -z "$result" ]; then
+    echo "bench.sh: FAILED $name under $label (exit $rc):" >&2
+    tail -n 5 "$TMP/err" | sed 's/^/    /' >&2
+    printf '%s\t%s\t%s\t%s\t%s\tFAIL\t0\t-\n' "$section" "$name" "?" "$label" "$run" >>"$RAW"
+    FAILS=$((FAILS + 1))
+    return 1
+  fi
+  local metric unit rss sum
+  metric=$(sed -nE 's/.* metric=([^ ]+).*/\1/p' <<<"$result")
+  unit=$(sed -nE 's/.* unit=([^ ]+).*/\1/p' <<<"$result")
+  rss=$(sed -nE 's/.* rss_kb=([^ ]+).*/\1/p' <<<"$result")
+  sum=$(sed -nE 's/.* checksum=([^ ]+).*/\1/p' <<<"$result")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$section" "$name" "$unit" "$label" "$run" \
+    "$metric" "$rss" "$sum" >>"$RAW"
+  [ "$SMOKE" = 1 ] && echo "smoke $name: $metric $unit, peak RSS $rss KiB"
+  return 0
+}
+
+# run_section SECTION NAME_REGEX ALLOC... — every selected benchmark, RUNS
+# rounds, each round running every allocator once in order.
+run_section() {
+  local section=$1 regex=$2
+  shift 2
+  local allocs=("$@") line name n=0 total i t0 r a
+  total=$(suite | cut -d'|' -f1 | grep -E -- "$regex" | grep -cE -- "${ONLY:-.}")
+  while IFS= read -r line; do
+    name=${line%%|*}
+    grep -qE -- "$regex" <<<"$name" || continue
+    grep -qE -- "${ONLY:-.}" <<<"$name" || continue
+    n=$((n + 1))
+    t0=$SECONDS
+    i=0
+    for ((r = 1; r <= RUNS; r++)); do
+      for a in "${allocs[@]}"; do
+        run_one "$section" "$line" "$a" "$r" || true
+        i=$((i + 1))
+      done
+      [ "$SMOKE" = 1 ] && break
+    done
+    [ "$SMOKE" = 1 ] || echo "[$section $n/$total] $name: $i runs, $((SECONDS - t0)) s" >&2
+  done < <(suite)
+}
+
+T_START=$SECONDS
+if [ "$SMOKE" = 1 ]; then
+  run_section main '.' "${ALLOCS[@]}"
+  [ "$(wc -l <"$RAW")" -gt 0 ] || { echo "bench.sh: no benchmark matches '$ONLY'" >&2; exit 2; }
+  [ $FAILS -eq 0 ] || { echo "bench.sh: $FAILS smoke run(s) failed" >&2; exit 1; }
+  exit 0
+fi
+
+echo "bench.sh: $RUNS runs per allocator${QUICK:+, quick mode}; allocators: glibc jemalloc mimalloc tcmalloc libsizeclass" >&2
+run_section main '.' "${ALLOCS[@]}"
+if [ "$VARIANTS" = 1 ]; then
+  run_section stats "$VARIANT_STATS" "libsizeclass|$SC_SO|" \
+    "libsizeclass+stats|$SC_SO|SIZECLASS_STATS=/dev/null"
+  NOHARDEN=$(realpath "${SC_NOHARDEN_SO:-$BUILD/noharden/libsizeclass.so}" 2>/dev/null || true)
+  if [ -n "$NOHARDEN" ] && [ -f "$NOHARDEN" ]; then
+    run_section harden "$VARIANT_HARDEN" "SC_HARDEN=0|$NOHARDEN|" "hardened|$SC_SO|"
+  else
+    echo "bench.sh: $BUILD/noharden/libsizeclass.so missing (make bench-noharden); no hardening comparison" >&2
+  fi
+fi
+
+mkdir -p "$OUT"
+cp "$RAW" "$OUT/latest.tsv"
+MACHINE="$(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(uname -sr)"
+PEERS="glibc $(ldd --version 2>/dev/null | head -n1 | awk '{print $NF}'); $(for p in libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4; do printf '%s %s; ' "$p" "$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null)"; done)"
+scripts/ensure-deps.sh plot || echo "bench.sh: no python3-matplotlib; the chart is skipped" >&2
+"$PY" bench/report.py --raw "$OUT/latest.tsv" --md "$OUT/latest.md" --png "$OUT/latest.png" \
+  --runs "$RUNS" --mode "$([ -n "$QUICK" ] && echo quick || echo full)" \
+  --machine "$MACHINE" --peers "${PEERS%; }" --seconds $((SECONDS - T_START))
+rc=$?
+if [ $FAILS -ne 0 ]; then
+  echo "bench.sh: $FAILS run(s) failed (see FAIL in the table)" >&2
+  exit 1
+fi
+exit $rc
