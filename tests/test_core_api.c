@@ -1,0 +1,706 @@
+/* test_core_api.c — the allocation API of the core allocator, one entry point
+ * at a time: the size-class mapping, glibc-compatible edge cases, alignment,
+ * routing between the classes and glibc, LIFO reuse and non-overlap. This
+ * binary is linked with libsizeclass.a, so plain malloc here is ours. */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_util.h"
+#include "internal.h"
+#include "sizeclass.h"
+
+/* glibc's own allocator, reachable under these names even when malloc is
+ * interposed: blocks made here stand for "made before the library loaded". */
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t count, size_t size);
+extern void *__libc_memalign(size_t align, size_t n);
+
+/** Class size a request of n bytes must get: the smallest power of two
+ * >= max(n, 16), or 0 above 1024 (computed independently of the library). */
+static size_t expected_class(size_t n) {
+  if (n > 1024) return 0;
+  size_t c = 16;
+  while (c < n) c <<= 1;
+  return c;
+}
+
+/** glibc's malloc_usable_size (the next definition after ours). */
+static size_t glibc_usable_size(void *p) {
+  size_t (*fn)(void *) = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+  cr_assert_not_null(fn, "glibc's malloc_usable_size not found");
+  return fn(p);
+}
+
+static uint64_t fallback_frees(void) { return atomic_load(&sc__fallback_stats.frees); }
+
+static int cmp_ptr(const void *a, const void *b) {
+  uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+Test(core_api, link_time_interposition) {
+  void *p = cu_escape(malloc(40));
+  cr_assert_not_null(p);
+  cr_assert(sc_owns(p), "malloc(40) in a binary linked with libsizeclass.a is not ours");
+  cr_assert_eq(malloc_usable_size(p), 64);
+  free(p);
+  /* glibc's own callers of malloc reach us too. */
+  char *s = strdup("interposed");
+  cr_assert(sc_owns(s), "strdup's block is not ours");
+  cr_assert_str_eq(s, "interposed");
+  free(s);
+  void *c = cu_escape(calloc(3, 10));
+  cr_assert(sc_owns(c));
+  cr_assert_eq(malloc_usable_size(c), 32);
+  free(c);
+}
+
+Test(core_api, class_mapping_0_to_1025) {
+  enum { N = 1026 };
+  void *blocks[N], *sc_blocks[N];
+  for (size_t n = 0; n < N; n++) {
+    size_t want = expected_class(n);
+    cr_assert_eq(sc_class_size(n), want, "sc_class_size(%zu) = %zu, want %zu", n, sc_class_size(n),
+                 want);
+    void *p = cu_escape(malloc(n));
+    void *q = cu_escape(sc_malloc(n));
+    cr_assert_not_null(p, "malloc(%zu)", n);
+    cr_assert_not_null(q, "sc_malloc(%zu)", n);
+    if (n <= 1024) {
+      cr_assert(sc_owns(p), "malloc(%zu) not from the classes", n);
+      cr_assert(sc_owns(q), "sc_malloc(%zu) not from the classes", n);
+      cr_assert_eq(malloc_usable_size(p), want, "malloc_usable_size(malloc(%zu)) = %zu", n,
+                   malloc_usable_size(p));
+      cr_assert_eq(sc_usable_size(q), want, "sc_usable_size(sc_malloc(%zu))", n);
+      cr_assert_eq((uintptr_t)p % want, 0, "malloc(%zu) = %p not aligned to %zu", n, p, want);
+      cr_assert_eq((uintptr_t)q % want, 0);
+    } else {
+      cr_assert(!sc_owns(p), "malloc(%zu) should come from glibc", n);
+      cr_assert(!sc_owns(q));
+      cr_assert_geq(malloc_usable_size(p), n);
+      cr_assert_eq(malloc_usable_size(p), glibc_usable_size(p));
+    }
+    size_t fill = n <= 1024 ? want : n;
+    cu_fill(p, fill, n);
+    cu_fill(q, fill, n + N);
+    blocks[n] = p;
+    sc_blocks[n] = q;
+  }
+  for (size_t n = 0; n < N; n++) {
+    size_t fill = n <= 1024 ? expected_class(n) : n;
+    cr_assert(cu_check(blocks[n], fill, n), "block of malloc(%zu) overwritten", n);
+    cr_assert(cu_check(sc_blocks[n], fill, n + N), "block of sc_malloc(%zu) overwritten", n);
+    free(blocks[n]);
+    sc_free(sc_blocks[n]);
+  }
+  cr_assert_eq(sc_class_size(SIZE_MAX), 0);
+}
+
+Test(core_api, malloc_zero_gives_unique_16_byte_blocks) {
+  enum { N = 3000 };
+  uintptr_t *p = calloc(N, sizeof(*p));
+  for (size_t i = 0; i < N; i++) {
+    void *b = cu_escape(malloc(0));
+    cr_assert_not_null(b);
+    cr_assert(sc_owns(b));
+    cr_assert_eq(malloc_usable_size(b), 16);
+    cr_assert_eq((uintptr_t)b % 16, 0);
+    cu_fill(b, 16, i);
+    p[i] = (uintptr_t)b;
+  }
+  for (size_t i = 0; i < N; i++) cr_assert(cu_check((void *)p[i], 16, i), "block %zu", i);
+  qsort(p, N, sizeof(*p), cmp_ptr);
+  for (size_t i = 1; i < N; i++)
+    cr_assert_geq(p[i] - p[i - 1], 16, "malloc(0) blocks %#lx and %#lx overlap", p[i - 1], p[i]);
+  for (size_t i = 0; i < N; i++) free((void *)p[i]);
+  free(p);
+  void *z = cu_escape(sc_malloc(0));
+  cr_assert(sc_owns(z));
+  cr_assert_eq(sc_usable_size(z), 16);
+  sc_free(z);
+}
+
+Test(core_api, enomem_on_impossible_requests) {
+  size_t huge = cu_opaque_size(SIZE_MAX);
+  size_t half = cu_opaque_size(SIZE_MAX / 2 + 1);
+
+  errno = 0;
+  cr_assert_null(malloc(huge));
+  cr_assert_eq(errno, ENOMEM, "malloc(SIZE_MAX): errno %d", errno);
+  errno = 0;
+  cr_assert_null(sc_malloc(huge));
+  cr_assert_eq(errno, ENOMEM);
+  errno = 0;
+  cr_assert_null(malloc(huge - 4096));
+  cr_assert_eq(errno, ENOMEM);
+
+  errno = 0;
+  cr_assert_null(calloc(half, 2), "calloc overflow must fail");
+  cr_assert_eq(errno, ENOMEM);
+  errno = 0;
+  cr_assert_null(calloc(2, half));
+  cr_assert_eq(errno, ENOMEM);
+  errno = 0;
+  cr_assert_null(calloc(cu_opaque_size((size_t)1 << 33), cu_opaque_size((size_t)1 << 33)));
+  cr_assert_eq(errno, ENOMEM);
+  errno = 0;
+  cr_assert_null(sc_calloc(half, 4));
+  cr_assert_eq(errno, ENOMEM);
+
+  errno = 0;
+  cr_assert_null(reallocarray(NULL, half, 2));
+  cr_assert_eq(errno, ENOMEM);
+
+  /* A failed resize leaves the old block intact, small or large. */
+  size_t sizes[] = {32, 1024, 5000};
+  for (size_t i = 0; i < 3; i++) {
+    void *p = malloc(sizes[i]);
+    cu_fill(p, sizes[i], i);
+    errno = 0;
+    cr_assert_null(reallocarray(cu_escape(p), half, 2));
+    cr_assert_eq(errno, ENOMEM);
+    errno = 0;
+    cr_assert_null(realloc(cu_escape(p), huge));
+    cr_assert_eq(errno, ENOMEM, "realloc(%zu B block, SIZE_MAX): errno %d", sizes[i], errno);
+    errno = 0;
+    cr_assert_null(sc_realloc(cu_escape(p), huge));
+    cr_assert_eq(errno, ENOMEM);
+    cr_assert(cu_check(p, sizes[i], i), "failed realloc damaged the %zu B block", sizes[i]);
+    free(p);
+  }
+
+  void *sentinel = (void *)0x1234, *out = sentinel;
+  cr_assert_eq(posix_memalign(&out, 64, huge), ENOMEM);
+  cr_assert_eq(out, sentinel);
+  errno = 0;
+  cr_assert_null(aligned_alloc(64, huge));
+  cr_assert_eq(errno, ENOMEM);
+  errno = 0;
+  cr_assert_null(memalign(64, huge));
+  cr_assert_eq(errno, ENOMEM);
+  errno = 0;
+  cr_assert_null(valloc(huge));
+  cr_assert_eq(errno, ENOMEM);
+  errno = 0;
+  cr_assert_null(pvalloc(huge));
+  cr_assert_eq(errno, ENOMEM);
+}
+
+Test(core_api, calloc_zeroes_reused_blocks) {
+  for (size_t n = 0; n <= 1100; n++) {
+    /* Dirty a block, free it, and calloc the same class: LIFO hands the
+     * dirty block back, which must come back zeroed. */
+    size_t fill = n <= 1024 ? expected_class(n) : n;
+    unsigned char *d = cu_escape(malloc(n));
+    memset(d, 0xA5, fill);
+    free(d);
+    unsigned char *z = cu_escape(n % 2 ? calloc(1, n) : calloc(n, 1));
+    cr_assert_not_null(z);
+    cr_assert_eq(sc_owns(z), n <= 1024);
+    for (size_t i = 0; i < n; i++) cr_assert_eq(z[i], 0, "calloc(%zu) byte %zu not zero", n, i);
+    free(z);
+  }
+  unsigned char *z = cu_escape(sc_calloc(7, 9));
+  cr_assert(sc_owns(z));
+  cr_assert_eq(sc_usable_size(z), 64);
+  for (size_t i = 0; i < 63; i++) cr_assert_eq(z[i], 0);
+  sc_free(z);
+}
+
+Test(core_api, realloc_null_is_malloc) {
+  size_t sizes[] = {0, 1, 16, 17, 100, 1024, 1025, 4000};
+  for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+    size_t n = sizes[i];
+    void *p = cu_escape(realloc(NULL, n));
+    void *q = cu_escape(sc_realloc(NULL, n));
+    void *r = cu_escape(reallocarray(NULL, 1, n));
+    cr_assert_not_null(p);
+    cr_assert_not_null(q);
+    cr_assert_not_null(r);
+    cr_assert_eq(sc_owns(p), n <= 1024, "realloc(NULL, %zu)", n);
+    cr_assert_eq(sc_owns(q), n <= 1024);
+    cr_assert_eq(sc_owns(r), n <= 1024);
+    if (n <= 1024) {
+      cr_assert_eq(malloc_usable_size(p), expected_class(n));
+      cr_assert_eq(malloc_usable_size(r), expected_class(n));
+    } else {
+      cr_assert_geq(malloc_usable_size(p), n);
+    }
+    free(p);
+    sc_free(q);
+    free(r);
+  }
+}
+
+Test(core_api, realloc_to_zero_frees_and_returns_null) {
+  for (size_t n = 1; n <= 1024; n *= 2) {
+    void *p = cu_escape(malloc(n));
+    cr_assert_null(realloc(p, 0), "realloc(p, 0) must return NULL");
+    /* The block was freed: LIFO reuse hands the very same block back. */
+    void *q = cu_escape(malloc(n));
+    cr_assert_eq(q, p, "realloc(p, 0) did not free the %zu B block", n);
+    cr_assert_null(sc_realloc(q, 0));
+    void *r = cu_escape(malloc(n));
+    cr_assert_eq(r, p, "sc_realloc(p, 0) did not free the block");
+    free(r);
+  }
+  uint64_t before = fallback_frees();
+  void *big = cu_escape(malloc(5000));
+  cr_assert_null(realloc(big, 0));
+  cr_assert_eq(fallback_frees(), before + 1, "realloc(large, 0) did not free through glibc");
+  void *g = __libc_malloc(100);
+  cr_assert_null(realloc(g, 0));
+}
+
+/* Sizes on both sides of every class boundary and of 1024/1025. */
+static const size_t boundary_sizes[] = {1,   15,   16,   17,   31,   32,   33,    63,  64,
+                                        65,  127,  128,  129,  255,  256,  257,   511, 512,
+                                        513, 1023, 1024, 1025, 1500, 4096, 100000};
+#define N_BOUNDARY (sizeof(boundary_sizes) / sizeof(boundary_sizes[0]))
+
+/** realloc each size to each other size, with rfn, checking contents. */
+static void check_realloc_pairs(void *(*mfn)(size_t), void *(*rfn)(void *, size_t),
+                                void (*ffn)(void *)) {
+  for (size_t i = 0; i < N_BOUNDARY; i++) {
+    for (size_t j = 0; j < N_BOUNDARY; j++) {
+      size_t a = boundary_sizes[i], b = boundary_sizes[j];
+      uint64_t seed = i * 100 + j;
+      void *p = cu_escape(mfn(a));
+      cu_fill(p, a, seed);
+      void *q = cu_escape(rfn(p, b));
+      cr_assert_not_null(q, "realloc(%zu -> %zu)", a, b);
+      size_t keep = a < b ? a : b;
+      cr_assert(cu_check(q, keep, seed), "realloc %zu -> %zu lost contents", a, b);
+      cr_assert_eq(sc_owns(q), b <= 1024, "realloc %zu -> %zu: wrong side of 1024", a, b);
+      cr_assert_geq(malloc_usable_size(q), b);
+      if (b <= 1024) cr_assert_eq(malloc_usable_size(q), expected_class(b));
+      if (a <= 1024 && b <= 1024 && expected_class(a) == expected_class(b))
+        cr_assert_eq(q, p, "realloc within class %zu moved the block", expected_class(a));
+      /* The block is fully usable at its new size. */
+      cu_fill(q, b, seed + 1);
+      cr_assert(cu_check(q, b, seed + 1));
+      ffn(q);
+    }
+  }
+}
+
+static void *libc_realloc_wrap(void *p, size_t n) { return realloc(p, n); }
+static void *libc_malloc_wrap(size_t n) { return malloc(n); }
+static void libc_free_wrap(void *p) { free(p); }
+
+Test(core_api, realloc_keeps_contents_across_every_boundary) {
+  check_realloc_pairs(libc_malloc_wrap, libc_realloc_wrap, libc_free_wrap);
+  check_realloc_pairs(sc_malloc, sc_realloc, sc_free);
+}
+
+Test(core_api, realloc_grows_and_shrinks_byte_by_byte) {
+  unsigned char *p = NULL;
+  for (size_t n = 1; n <= 1100; n++) {
+    p = realloc(p, n);
+    cr_assert_not_null(p);
+    p[n - 1] = (unsigned char)(n * 7);
+    for (size_t i = 0; i < n; i++)
+      cr_assert_eq(p[i], (unsigned char)((i + 1) * 7), "grow to %zu: byte %zu", n, i);
+  }
+  for (size_t n = 1100; n >= 1; n--) {
+    p = realloc(p, n);
+    cr_assert_not_null(p);
+    cr_assert_eq(sc_owns(p), n <= 1024);
+    for (size_t i = 0; i < n; i++)
+      cr_assert_eq(p[i], (unsigned char)((i + 1) * 7), "shrink to %zu: byte %zu", n, i);
+  }
+  free(p);
+}
+
+Test(core_api, reallocarray_resizes_like_realloc) {
+  unsigned *a = reallocarray(NULL, 10, sizeof(unsigned));
+  cr_assert(sc_owns(a));
+  for (unsigned i = 0; i < 10; i++) a[i] = i * 3;
+  a = reallocarray(a, 300, sizeof(unsigned)); /* 1200 B: to glibc */
+  cr_assert_not_null(a);
+  cr_assert(!sc_owns(a));
+  for (unsigned i = 0; i < 10; i++) cr_assert_eq(a[i], i * 3);
+  a = reallocarray(a, 20, sizeof(unsigned)); /* back into the classes */
+  cr_assert(sc_owns(a));
+  cr_assert_eq(malloc_usable_size(a), 128);
+  for (unsigned i = 0; i < 10; i++) cr_assert_eq(a[i], i * 3);
+  free(a);
+}
+
+Test(core_api, posix_memalign_rejects_bad_alignment_untouched) {
+  size_t bad[] = {0, 1, 2, 3, 4, 5, 6, 7, 12, 24, 48, 96, 1000, 4097, SIZE_MAX};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    void *sentinel = (void *)0xDEADBEEF, *out = sentinel;
+    errno = 1234;
+    cr_assert_eq(posix_memalign(&out, bad[i], 64), EINVAL, "alignment %zu", bad[i]);
+    cr_assert_eq(out, sentinel, "posix_memalign(%zu) touched the out-pointer", bad[i]);
+    cr_assert_eq(errno, 1234, "posix_memalign changed errno");
+    out = sentinel;
+    cr_assert_eq(sc_posix_memalign(&out, bad[i], 64), EINVAL);
+    cr_assert_eq(out, sentinel);
+  }
+  errno = 0;
+  cr_assert_null(aligned_alloc(0, 16));
+  cr_assert_eq(errno, EINVAL);
+  errno = 0;
+  cr_assert_null(aligned_alloc(24, 48));
+  cr_assert_eq(errno, EINVAL);
+}
+
+/** One aligned allocation through each entry point. */
+typedef void *(*aligned_fn)(size_t align, size_t n);
+static void *via_posix_memalign(size_t align, size_t n) {
+  void *p = NULL;
+  int rc = posix_memalign(&p, align, n);
+  cr_assert_eq(rc, 0, "posix_memalign(%zu, %zu) = %d", align, n, rc);
+  return p;
+}
+static void *via_sc_posix_memalign(size_t align, size_t n) {
+  void *p = NULL;
+  int rc = sc_posix_memalign(&p, align, n);
+  cr_assert_eq(rc, 0, "sc_posix_memalign(%zu, %zu) = %d", align, n, rc);
+  return p;
+}
+static void *via_aligned_alloc(size_t align, size_t n) { return aligned_alloc(align, n); }
+static void *via_memalign(size_t align, size_t n) { return memalign(align, n); }
+
+Test(core_api, aligned_requests_routed_and_freed_right) {
+  aligned_fn fns[] = {via_posix_memalign, via_sc_posix_memalign, via_aligned_alloc, via_memalign};
+  const char *names[] = {"posix_memalign", "sc_posix_memalign", "aligned_alloc", "memalign"};
+  size_t sizes[] = {0, 1, 8, 16, 17, 100, 512, 1000, 1024, 1025, 3000, 70000};
+  for (size_t f = 0; f < 4; f++) {
+    for (size_t align = 8; align <= 8192; align *= 2) {
+      for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        size_t n = sizes[s];
+        void *p = cu_escape(fns[f](align, n));
+        cr_assert_not_null(p, "%s(%zu, %zu)", names[f], align, n);
+        cr_assert_eq((uintptr_t)p % align, 0, "%s(%zu, %zu) = %p misaligned", names[f], align, n,
+                     p);
+        bool small = align <= 1024 && n <= 1024;
+        cr_assert_eq(sc_owns(p), small, "%s(%zu, %zu): served by the wrong allocator", names[f],
+                     align, n);
+        cr_assert_geq(malloc_usable_size(p), n);
+        cu_fill(p, n, align + n);
+        cr_assert(cu_check(p, n, align + n));
+        if (small) {
+          size_t cls = malloc_usable_size(p);
+          cr_assert_eq(cls, expected_class(n > align ? n : align), "%s(%zu, %zu) class", names[f],
+                       align, n);
+          free(p);
+          /* Freed into its class: the next block of that class is p again. */
+          void *q = cu_escape(malloc(cls));
+          cr_assert_eq(q, p, "%s(%zu, %zu): free did not return the block to its class", names[f],
+                       align, n);
+          free(q);
+        } else {
+          uint64_t before = fallback_frees();
+          free(p);
+          cr_assert_eq(fallback_frees(), before + 1, "%s(%zu, %zu): free missed glibc", names[f],
+                       align, n);
+        }
+      }
+    }
+  }
+}
+
+Test(core_api, memalign_rounds_alignment_up) {
+  size_t aligns[] = {0, 1, 3, 24, 48, 100, 1000};
+  for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
+    size_t pow2 = 1;
+    while (pow2 < aligns[i]) pow2 <<= 1;
+    void *p = cu_escape(memalign(aligns[i], 10));
+    cr_assert_not_null(p);
+    cr_assert_eq((uintptr_t)p % pow2, 0, "memalign(%zu) = %p", aligns[i], p);
+    cr_assert(sc_owns(p));
+    free(p);
+  }
+}
+
+Test(core_api, valloc_and_pvalloc_are_page_aligned) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t sizes[] = {0, 1, 100, 1024, 5000};
+  for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+    size_t n = sizes[i];
+    void *v = cu_escape(valloc(n));
+    void *pv = cu_escape(pvalloc(n));
+    cr_assert_not_null(v);
+    cr_assert_not_null(pv);
+    cr_assert_eq((uintptr_t)v % page, 0);
+    cr_assert_eq((uintptr_t)pv % page, 0);
+    cr_assert(!sc_owns(v));
+    cr_assert(!sc_owns(pv));
+    cr_assert_geq(malloc_usable_size(v), n);
+    size_t rounded = n == 0 ? page : (n + page - 1) / page * page;
+    cr_assert_geq(malloc_usable_size(pv), rounded, "pvalloc(%zu) usable %zu", n,
+                  malloc_usable_size(pv));
+    memset(pv, 0x5A, rounded);
+    uint64_t before = fallback_frees();
+    free(v);
+    free(pv);
+    cr_assert_eq(fallback_frees(), before + 2);
+  }
+}
+
+Test(core_api, usable_size_of_null_and_glibc_blocks) {
+  cr_assert_eq(malloc_usable_size(NULL), 0);
+  cr_assert_eq(sc_usable_size(NULL), 0);
+  size_t sizes[] = {1, 100, 1024, 5000, 300000};
+  for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+    void *g = __libc_malloc(sizes[i]);
+    cr_assert(!sc_owns(g));
+    cr_assert_geq(malloc_usable_size(g), sizes[i]);
+    cr_assert_eq(malloc_usable_size(g), glibc_usable_size(g));
+    cr_assert_eq(sc_usable_size(g), glibc_usable_size(g));
+    free(g);
+  }
+}
+
+Test(core_api, glibc_blocks_are_resized_and_freed_by_glibc) {
+  /* Shrink a glibc block into the classes: contents move. */
+  void *g = __libc_malloc(200);
+  cu_fill(g, 200, 1);
+  void *q = realloc(g, 50);
+  cr_assert(sc_owns(q));
+  cr_assert(cu_check(q, 50, 1));
+  free(q);
+  /* Grow a glibc block: it stays with glibc. */
+  g = __libc_malloc(3000);
+  cu_fill(g, 3000, 2);
+  q = realloc(g, 9000);
+  cr_assert(!sc_owns(q));
+  cr_assert(cu_check(q, 3000, 2));
+  free(q);
+  /* A glibc block of under 1024 B grown into the classes. */
+  g = __libc_calloc(1, 20);
+  cu_fill(g, 20, 3);
+  q = realloc(g, 1000);
+  cr_assert(sc_owns(q));
+  cr_assert(cu_check(q, 20, 3));
+  free(q);
+  uint64_t before = fallback_frees();
+  free(__libc_memalign(256, 100));
+  free(__libc_malloc(10));
+  cr_assert_eq(fallback_frees(), before + 2, "free did not route glibc blocks to glibc");
+}
+
+static void *free_in_thread(void *arg) {
+  errno = 777;
+  free(arg);
+  return (void *)(intptr_t)errno;
+}
+
+Test(core_api, free_preserves_errno) {
+  void *blocks[] = {malloc(10),      malloc(1000),      malloc(5000),
+                    malloc(2 << 20), __libc_malloc(10), NULL};
+  for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
+    errno = 4242;
+    free(blocks[i]);
+    cr_assert_eq(errno, 4242, "free of block %zu changed errno to %d", i, errno);
+  }
+  errno = 4343;
+  sc_free(cu_escape(sc_malloc(10)));
+  cr_assert_eq(errno, 4343);
+  /* A free from another thread (remote path; the thread makes its arena). */
+  void *p = cu_escape(malloc(100));
+  pthread_t t;
+  void *ret;
+  pthread_create(&t, NULL, free_in_thread, p);
+  pthread_join(t, &ret);
+  cr_assert_eq((intptr_t)ret, 777, "remote free changed errno to %ld", (long)(intptr_t)ret);
+}
+
+Test(core_api, lifo_reuse_per_class) {
+  size_t reqs[] = {0, 1, 16, 17, 32, 33, 64, 65, 128, 129, 256, 257, 512, 513, 1024};
+  for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+    void *p = cu_escape(malloc(reqs[i]));
+    free(p);
+    void *q = cu_escape(malloc(reqs[i]));
+    cr_assert_eq(q, p, "malloc(%zu): alloc-free-alloc gave %p then %p", reqs[i], p, q);
+    free(q);
+    /* Any request of the same class takes the block back. */
+    void *r = cu_escape(malloc(expected_class(reqs[i])));
+    cr_assert_eq(r, p, "class %zu did not reuse the freed block", expected_class(reqs[i]));
+    free(r);
+    void *s = cu_escape(sc_malloc(reqs[i]));
+    sc_free(s);
+    cr_assert_eq(cu_escape(sc_malloc(reqs[i])), s);
+    sc_free(s);
+  }
+  /* A stack of frees comes back in reverse order. */
+  void *blk[16];
+  for (int i = 0; i < 16; i++) blk[i] = cu_escape(malloc(48));
+  for (int i = 0; i < 16; i++) free(blk[i]);
+  for (int i = 15; i >= 0; i--) cr_assert_eq(cu_escape(malloc(48)), blk[i], "LIFO order at %d", i);
+  for (int i = 0; i < 16; i++) free(blk[i]);
+}
+
+Test(core_api, every_class_block_aligned_to_its_size) {
+  enum { PER_CLASS = 3000 };
+  void **p = malloc(PER_CLASS * sizeof(void *));
+  for (size_t cls = 16; cls <= 1024; cls *= 2) {
+    for (size_t i = 0; i < PER_CLASS; i++) {
+      size_t n = cls / 2 + 1 + i % (cls / 2);
+      p[i] = cu_escape(malloc(n));
+      cr_assert_eq(malloc_usable_size(p[i]), cls);
+      cr_assert_eq((uintptr_t)p[i] % cls, 0, "class %zu block %p misaligned", cls, p[i]);
+    }
+    for (size_t i = 0; i < PER_CLASS; i++) free(p[i]);
+  }
+  free(p);
+}
+
+/* Live blocks of every size 1..1100, several of each, with patterns. */
+enum { OV_MAX = 1100, OV_PER = 8, OV_N = OV_MAX * OV_PER };
+typedef struct {
+  uintptr_t p;
+  size_t n;
+  uint64_t seed;
+} live_t;
+
+static int cmp_live(const void *a, const void *b) {
+  return cmp_ptr(&((const live_t *)a)->p, &((const live_t *)b)->p);
+}
+
+static void *alloc_some_way(size_t n, size_t k) {
+  switch (k % 4) {
+    case 0:
+      return malloc(n);
+    case 1:
+      return calloc(1, n);
+    case 2:
+      return realloc(NULL, n);
+    default:
+      return sc_malloc(n);
+  }
+}
+
+/** Every block still holds its pattern, and no two blocks' ranges overlap. */
+static void check_live(live_t *live, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    cr_assert(cu_check((void *)live[i].p, live[i].n, live[i].seed),
+              "block of %zu B at %#lx overwritten", live[i].n, live[i].p);
+  live_t *sorted = malloc(count * sizeof(*sorted));
+  memcpy(sorted, live, count * sizeof(*sorted));
+  qsort(sorted, count, sizeof(*sorted), cmp_live);
+  for (size_t i = 1; i < count; i++) {
+    uintptr_t end = sorted[i - 1].p + malloc_usable_size((void *)sorted[i - 1].p);
+    cr_assert_leq(end, sorted[i].p, "blocks %#lx (%zu B) and %#lx (%zu B) overlap", sorted[i - 1].p,
+                  sorted[i - 1].n, sorted[i].p, sorted[i].n);
+  }
+  free(sorted);
+}
+
+Test(core_api, no_overlap_among_thousands_of_live_blocks) {
+  live_t *live = malloc(OV_N * sizeof(*live));
+  uint64_t rng = 42, seed = 1;
+  for (size_t k = 0; k < OV_PER; k++) {
+    for (size_t n = 1; n <= OV_MAX; n++) {
+      live_t *l = &live[(n - 1) * OV_PER + k];
+      l->n = n;
+      l->seed = seed++;
+      l->p = (uintptr_t)cu_escape(alloc_some_way(n, k + n));
+      cr_assert(l->p != 0);
+      cu_fill((void *)l->p, n, l->seed);
+    }
+  }
+  check_live(live, OV_N);
+  /* Free a random half (checking each block first), refill those slots with
+   * other sizes, and check again: reused blocks must not collide either. */
+  for (int round = 0; round < 3; round++) {
+    for (size_t i = 0; i < OV_N; i++) {
+      if (cu_rand(&rng) % 2) continue;
+      live_t *l = &live[i];
+      cr_assert(cu_check((void *)l->p, l->n, l->seed));
+      free((void *)l->p);
+      l->n = 1 + cu_rand(&rng) % OV_MAX;
+      l->seed = seed++;
+      l->p = (uintptr_t)cu_escape(alloc_some_way(l->n, i));
+      cr_assert(l->p != 0);
+      cu_fill((void *)l->p, l->n, l->seed);
+    }
+    check_live(live, OV_N);
+  }
+  for (size_t i = 0; i < OV_N; i++) {
+    cr_assert(cu_check((void *)live[i].p, live[i].n, live[i].seed));
+    free((void *)live[i].p);
+  }
+  free(live);
+}
+
+static int global_object;
+
+Test(core_api, sc_owns_only_class_blocks) {
+  int local = 0;
+  cr_assert(!sc_owns(NULL));
+  cr_assert(!sc_owns(&local));
+  cr_assert(!sc_owns(&global_object));
+  cr_assert(!sc_owns((void *)sc_owns));
+  void *g = __libc_malloc(32);
+  cr_assert(!sc_owns(g));
+  free(g);
+  void *big = cu_escape(malloc(2000));
+  cr_assert(!sc_owns(big));
+  free(big);
+  char *p = cu_escape(malloc(100));
+  cr_assert(sc_owns(p));
+  cr_assert(sc_owns(p + 127), "an address inside the block lies in our classes");
+  free(p);
+}
+
+/** In a child limited to a little more address space than it has: allocate
+ * until refused, check the refusal, free all, allocate again. 0 = all good. */
+static int exhaust_and_recover(void) {
+  struct rlimit rl;
+  rl.rlim_cur = rl.rlim_max = cu_vm_bytes() + ((size_t)48 << 20);
+  if (setrlimit(RLIMIT_AS, &rl) != 0) return 10;
+  void *last = NULL;
+  size_t count = 0;
+  int saw_null = 0;
+  for (; count < 50000000; count++) {
+    size_t n = count % 64 == 0 ? 4000 : 17 + count % 1000;
+    errno = 0;
+    void **b = malloc(n);
+    if (b == NULL) {
+      if (errno != ENOMEM) return 11;
+      saw_null = 1;
+      break;
+    }
+    b[0] = last;
+    b[1] = (void *)(uintptr_t)(n ^ 0x5A5A);
+    ((unsigned char *)b)[n - 1] = (unsigned char)n;
+    last = b;
+  }
+  if (!saw_null) return 12;
+  if (sc_malloc(cu_opaque_size(SIZE_MAX)) != NULL) return 13;
+  while (last != NULL) {
+    void **b = last;
+    size_t n = (uintptr_t)b[1] ^ 0x5A5A;
+    if (n < 17 || n > malloc_usable_size(b) || ((unsigned char *)b)[n - 1] != (unsigned char)n)
+      return 14;
+    last = b[0];
+    free(b);
+  }
+  for (int i = 0; i < 100000; i++) {
+    void *p = malloc(1 + (size_t)i % 1024);
+    if (p == NULL) return 15;
+    free(p);
+  }
+  return 0;
+}
+
+Test(core_api, malloc_returns_enomem_when_the_os_refuses, .timeout = 60) {
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) _exit(exhaust_and_recover());
+  int rc = cu_wait_child(pid, 45);
+  cr_assert_eq(rc, 0,
+               "child under a low RLIMIT_AS: exit %d (10 setrlimit, 11 errno, 12 never "
+               "refused, 13 SIZE_MAX, 14 damaged, 15 no recovery, -2 hung, >128 crashed)",
+               rc);
+}
