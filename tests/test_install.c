@@ -1,0 +1,288 @@
+/* test_install.c — `make install` / `make uninstall` (mk/install.mk) into a
+ * temporary prefix: the versioned shared library and its links, the static
+ * library, headers, sizeclass.pc and the sizeclass-run wrapper; a program
+ * built through pkg-config, one linked statically, and a plain program run
+ * through the wrapper; DESTDIR staging; and an uninstall that removes
+ * exactly what was installed. Runs from the source root (as `make test`
+ * does); SC_BUILD names the build directory. */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A program using the library through its headers and pkg-config. */
+static const char app_src[] =
+    "#include <malloc.h>\n"
+    "#include <stdio.h>\n"
+    "#include <stdlib.h>\n"
+    "#include \"sizeclass.h\"\n"
+    "#include \"sizeclass_pool.h\"\n"
+    "int main(void) {\n"
+    "  struct sc_pool_config c = {.capacity = 8, .policy = SC_POOL_REJECT};\n"
+    "  sc_pool *pool = sc_pool_create(40, &c);\n"
+    "  void *o = sc_pool_acquire(pool);\n"
+    "  sc_pool_release(pool, o);\n"
+    "  void *again = sc_pool_acquire(pool);\n"
+    "  void *p = malloc(40);\n"
+    "  sc_frame_mark();\n"
+    "  printf(\"reuse %d usable %zu owned %d\\n\", o == again, malloc_usable_size(p),"
+    " (int)sc_owns(p));\n"
+    "  free(p);\n"
+    "  sc_pool_destroy(pool);\n"
+    "  return 0;\n"
+    "}\n";
+
+/* A program that knows nothing of the library: what the wrapper changes. */
+static const char plain_src[] =
+    "#include <malloc.h>\n"
+    "#include <stdio.h>\n"
+    "#include <stdlib.h>\n"
+    "#include <string.h>\n"
+    "int main(int argc, char **argv) {\n"
+    "  void *p = malloc(40);\n"
+    "  const char *s = getenv(\"SIZECLASS_STATS\"), *f = getenv(\"SIZECLASS_STATS_FORMAT\");\n"
+    "  const char *pre = getenv(\"LD_PRELOAD\");\n"
+    "  printf(\"usable %zu stats %s format %s preload %s args\", malloc_usable_size(p),\n"
+    "         s ? s : \"-\", f ? f : \"-\", pre && strstr(pre, \"libsizeclass\") ? \"yes\" : "
+    "\"no\");\n"
+    "  for (int i = 1; i < argc; i++) printf(\" [%s]\", argv[i]);\n"
+    "  printf(\"\\n\");\n"
+    "  free(p);\n"
+    "  return 0;\n"
+    "}\n";
+
+static char tmp[256];
+
+/** A private temporary directory for this test. */
+static void make_tmp(void) {
+  snprintf(tmp, sizeof(tmp), "/tmp/sc-install-XXXXXX");
+  cr_assert_not_null(mkdtemp(tmp));
+  cr_assert_eq(access("mk/install.mk", R_OK), 0, "tests run from the source root");
+}
+
+/** Suite teardown: remove the temporary directory, pass or fail. */
+static void remove_tmp(void) {
+  if (tmp[0] == '\0') return;
+  char cmd[512];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+}
+
+TestSuite(install, .fini = remove_tmp);
+
+/** Run a printf-formatted shell command; return its stdout+stderr (caller
+ * frees) and exit status. */
+static char *sh(int *status, const char *fmt, ...) {
+  char cmd[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof(cmd), fmt, ap);
+  va_end(ap);
+  char full[4200];
+  snprintf(full, sizeof(full), "(%s) 2>&1", cmd);
+  FILE *f = popen(full, "r");
+  cr_assert_not_null(f);
+  size_t cap = 8192, len = 0, n;
+  char *buf = malloc(cap);
+  while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+    len += n;
+    if (cap - len < 256) buf = realloc(buf, cap *= 2);
+  }
+  buf[len] = '\0';
+  int st = pclose(f);
+  *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  return buf;
+}
+
+/** Run a command that must succeed; return its output. */
+#define sh_ok(...)                                              \
+  ({                                                            \
+    int st_;                                                    \
+    char *out_ = sh(&st_, __VA_ARGS__);                         \
+    cr_assert_eq(st_, 0, "command failed (%d): %s", st_, out_); \
+    out_;                                                       \
+  })
+
+/** `make install`/`uninstall` of the already built library: the build
+ * outputs are not remade (-o), so a test never rebuilds under other tests. */
+static void make_target(const char *target, const char *vars) {
+  const char *build = getenv("SC_BUILD");
+  cr_assert_not_null(build, "SC_BUILD must point at the build directory");
+  free(
+      sh_ok("env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory BUILD=%s "
+            "-o %s/libsizeclass.so -o %s/libsizeclass.a %s %s",
+            build, build, build, target, vars));
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+static bool is_link_to(const char *path, const char *target) {
+  char buf[256];
+  ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+  if (n < 0) return false;
+  buf[n] = '\0';
+  return strcmp(buf, target) == 0;
+}
+
+/** Every regular file and link under dir, sorted, one per line. */
+static char *files_under(const char *dir) {
+  return sh_ok("cd '%s' && find . \\( -type f -o -type l \\) | sort", dir);
+}
+
+Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
+  make_tmp();
+  char vars[512];
+  snprintf(vars, sizeof(vars), "PREFIX=%s", tmp);
+  make_target("install", vars);
+
+  char path[512];
+  struct stat st;
+  snprintf(path, sizeof(path), "%s/lib/libsizeclass.so.0.1.0", tmp);
+  cr_assert(lstat(path, &st) == 0 && S_ISREG(st.st_mode), "the versioned library");
+  char *soname = sh_ok("readelf -d '%s' | grep SONAME", path);
+  cr_assert_not_null(strstr(soname, "[libsizeclass.so.0]"), "soname: %s", soname);
+  free(soname);
+  snprintf(path, sizeof(path), "%s/lib/libsizeclass.so.0", tmp);
+  cr_assert(is_link_to(path, "libsizeclass.so.0.1.0"));
+  snprintf(path, sizeof(path), "%s/lib/libsizeclass.so", tmp);
+  cr_assert(is_link_to(path, "libsizeclass.so.0"));
+  snprintf(path, sizeof(path), "%s/bin/sizeclass-run", tmp);
+  cr_assert(stat(path, &st) == 0 && (st.st_mode & S_IXUSR), "the wrapper is executable");
+
+  char *listing = files_under(tmp);
+  cr_assert_str_eq(listing,
+                   "./bin/sizeclass-run\n"
+                   "./include/sizeclass.h\n"
+                   "./include/sizeclass_pool.h\n"
+                   "./lib/libsizeclass.a\n"
+                   "./lib/libsizeclass.so\n"
+                   "./lib/libsizeclass.so.0\n"
+                   "./lib/libsizeclass.so.0.1.0\n"
+                   "./lib/pkgconfig/sizeclass.pc\n");
+  free(listing);
+
+  /* Through pkg-config, dynamically linked. */
+  snprintf(path, sizeof(path), "%s/app.c", tmp);
+  write_file(path, app_src);
+  char *version =
+      sh_ok("PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --modversion sizeclass", tmp);
+  cr_assert_str_eq(version, "0.1.0\n");
+  free(version);
+  free(
+      sh_ok("cd '%s' && cc -std=gnu11 -o app app.c "
+            "$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags --libs sizeclass)",
+            tmp, tmp));
+  char *needed = sh_ok("readelf -d '%s/app' | grep NEEDED", tmp);
+  cr_assert_not_null(strstr(needed, "[libsizeclass.so.0]"), "app needs the soname: %s", needed);
+  free(needed);
+  char *out = sh_ok("LD_LIBRARY_PATH='%s/lib' '%s/app'", tmp, tmp);
+  cr_assert_str_eq(out, "reuse 1 usable 64 owned 1\n", "linked: malloc is ours");
+  free(out);
+
+  /* Statically linked with the installed archive: no library path needed. */
+  free(
+      sh_ok("cd '%s' && cc -std=gnu11 -o app_static app.c -I'%s/include' '%s/lib/libsizeclass.a' "
+            "-lpthread -ldl",
+            tmp, tmp, tmp));
+  out = sh_ok("env -u LD_LIBRARY_PATH '%s/app_static'", tmp);
+  cr_assert_str_eq(out, "reuse 1 usable 64 owned 1\n", "static: malloc is ours");
+  free(out);
+}
+
+Test(install, wrapper_preloads_and_sets_the_stats_variables) {
+  make_tmp();
+  char vars[512];
+  snprintf(vars, sizeof(vars), "PREFIX=%s", tmp);
+  make_target("install", vars);
+  char path[512];
+  snprintf(path, sizeof(path), "%s/plain.c", tmp);
+  write_file(path, plain_src);
+  free(sh_ok("cd '%s' && cc -std=gnu11 -o plain plain.c", tmp));
+  const char *clean = "env -u LD_PRELOAD -u SIZECLASS_STATS -u SIZECLASS_STATS_FORMAT";
+
+  char *out = sh_ok("%s '%s/plain' x", clean, tmp);
+  cr_assert_str_eq(out, "usable 40 stats - format - preload no args [x]\n",
+                   "without the wrapper: glibc's malloc");
+  free(out);
+
+  out = sh_ok("%s '%s/bin/sizeclass-run' '%s/plain' a 'b c'", clean, tmp, tmp);
+  cr_assert_str_eq(out, "usable 64 stats - format - preload yes args [a] [b c]\n");
+  free(out);
+
+  out = sh_ok("%s '%s/bin/sizeclass-run' --stats '%s/plain' 2>/dev/null", clean, tmp, tmp);
+  cr_assert_str_eq(out, "usable 64 stats 1 format - preload yes args\n");
+  free(out);
+
+  out = sh_ok("%s '%s/bin/sizeclass-run' --stats='%s/report.json' --json -- '%s/plain' --json",
+              clean, tmp, tmp, tmp);
+  char want[512];
+  snprintf(want, sizeof(want),
+           "usable 64 stats %s/report.json format json preload yes args [--json]\n", tmp);
+  cr_assert_str_eq(out, want, "options stop at the program (or --)");
+  free(out);
+
+  out = sh_ok("%s '%s/bin/sizeclass-run' --json '%s/plain' 2>/dev/null", clean, tmp, tmp);
+  cr_assert_str_eq(out, "usable 64 stats 1 format json preload yes args\n",
+                   "--json implies --stats");
+  free(out);
+
+  int status;
+  out = sh(&status, "%s '%s/bin/sizeclass-run' --frobnicate '%s/plain'", clean, tmp, tmp);
+  cr_assert_eq(status, 2, "unknown option: usage error");
+  cr_assert_not_null(strstr(out, "usage: sizeclass-run"));
+  free(out);
+  out = sh(&status, "%s '%s/bin/sizeclass-run'", clean, tmp);
+  cr_assert_eq(status, 2, "no program: usage error");
+  free(out);
+}
+
+Test(install, uninstall_removes_exactly_what_was_installed) {
+  make_tmp();
+  char vars[512];
+  snprintf(vars, sizeof(vars), "PREFIX=%s", tmp);
+  char path[512];
+  snprintf(path, sizeof(path), "%s/lib", tmp);
+  cr_assert_eq(mkdir(path, 0755), 0);
+  snprintf(path, sizeof(path), "%s/lib/libother.so", tmp);
+  write_file(path, "not ours\n");
+  make_target("install", vars);
+  make_target("install", vars); /* installing twice is fine */
+  make_target("uninstall", vars);
+  char *listing = files_under(tmp);
+  cr_assert_str_eq(listing, "./lib/libother.so\n", "only the file that was there before");
+  free(listing);
+}
+
+Test(install, destdir_stages_with_final_paths_inside) {
+  make_tmp();
+  char vars[512];
+  snprintf(vars, sizeof(vars), "PREFIX=/opt/sizeclass DESTDIR=%s/stage", tmp);
+  make_target("install", vars);
+  char stage[512];
+  snprintf(stage, sizeof(stage), "%s/stage/opt/sizeclass", tmp);
+  char *listing = files_under(stage);
+  cr_assert_not_null(strstr(listing, "./lib/libsizeclass.so.0.1.0\n"), "%s", listing);
+  cr_assert_not_null(strstr(listing, "./bin/sizeclass-run\n"));
+  free(listing);
+  char *pc = sh_ok("cat '%s/lib/pkgconfig/sizeclass.pc'", stage);
+  cr_assert_not_null(strstr(pc, "libdir=/opt/sizeclass/lib\n"), "%s", pc);
+  cr_assert_null(strstr(pc, "/stage"), "DESTDIR does not leak into the file");
+  free(pc);
+  char *wrapper =
+      sh_ok("grep -c '/opt/sizeclass/lib/libsizeclass.so.0' '%s/bin/sizeclass-run'", stage);
+  cr_assert_str_eq(wrapper, "1\n");
+  free(wrapper);
+  make_target("uninstall", vars);
+  snprintf(stage, sizeof(stage), "%s/stage", tmp);
+  listing = files_under(stage);
+  cr_assert_str_eq(listing, "");
+  free(listing);
+}
