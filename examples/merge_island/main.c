@@ -66,6 +66,7 @@ static void print_summary(const world_t *w, long frames, uint64_t seed) {
   printf("  frames    %s\n", sc_frame_mark != 0
                                  ? "marked in libsizeclass (see the frames section of its report)"
                                  : "not marked (libsizeclass is not loaded)");
+  fflush(stdout); /* before the library's exit report, even when piped */
 }
 
 int main(int argc, char **argv) {
