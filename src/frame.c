@@ -114,3 +114,10 @@ void sc__frame_stats(sc_frame_stats_t *out) {
   }
   memcpy(out, &frame_stats, sizeof(*out));
 }
+
+void sc__frame_fork_child(void) {
+  pthread_mutex_init(&mark_lock, NULL);
+  /* A writer that died mid-update leaves the sequence odd: make it even. */
+  if (atomic_load_explicit(&frame_seq, memory_order_relaxed) & 1)
+    atomic_fetch_add_explicit(&frame_seq, 1, memory_order_relaxed);
+}

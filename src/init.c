@@ -6,6 +6,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "frame.h"
 #include "internal.h"
 
 uintptr_t sc__secret;
@@ -40,7 +41,10 @@ void sc__init(void) {
 
 static void fork_prepare(void) { sc__arena_fork_prepare(); }
 static void fork_parent(void) { sc__arena_fork_parent(); }
-static void fork_child(void) { sc__arena_fork_child(); }
+static void fork_child(void) {
+  sc__arena_fork_child();
+  sc__frame_fork_child();
+}
 
 __attribute__((constructor)) static void sc_constructor(void) {
   sc__init();
