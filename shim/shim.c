@@ -43,7 +43,7 @@ SC_EXPORT void *aligned_alloc(size_t align, size_t n) {
 
 /* glibc: a non-power-of-two alignment is rounded up to the next one. */
 SC_EXPORT void *memalign(size_t align, size_t n) {
-  if (align > ((size_t)1 << (sizeof(size_t) * 8 - 2))) {
+  if (align > SIZE_MAX / 2 + 1) { /* no power of two >= align fits */
     errno = EINVAL;
     return NULL;
   }
