@@ -62,6 +62,70 @@ void sc_frame_mark(void);
 #define SC_FRAME_MARK() sc_frame_mark()
 #endif
 
+/* ---- statistics (docs/stats.md) ---------------------------------------- */
+
+/** Request-size histogram buckets: bucket 0 counts malloc(0), bucket i
+ * counts requests of (i-1)*16+1 .. i*16 bytes. */
+#define SC_STATS_BUCKETS 65
+
+/** Output forms of sc_stats_print (and of SIZECLASS_STATS_FORMAT). */
+enum sc_stats_format { SC_STATS_TEXT = 0, SC_STATS_JSON = 1 };
+
+/** Counters of one size class, summed over every arena. */
+struct sc_class_stats {
+  uint64_t size;                  /* block size in bytes (0 in the totals) */
+  uint64_t pages;                 /* 64 KiB pages serving the class */
+  uint64_t reserved_bytes;        /* pages * 64 KiB */
+  uint64_t capacity_blocks;       /* blocks those pages hold */
+  uint64_t live_blocks;           /* allocs - frees */
+  uint64_t peak_live_blocks;      /* sum of per-arena peaks: an upper bound */
+  uint64_t allocs;                /* sum of request_histogram */
+  uint64_t frees;                 /* same-thread and cross-thread */
+  uint64_t remote_frees;          /* ...of which cross-thread */
+  uint64_t reuse_hits;            /* allocs served by a freed block */
+  uint64_t fresh_carves;          /* allocs served by a never-used block */
+  uint64_t hit_rate_permille;     /* reuse_hits * 1000 / allocs, floor */
+  uint64_t live_requested_bytes;  /* bytes asked for by live blocks */
+  uint64_t live_block_bytes;      /* live_blocks * size */
+  uint64_t peak_requested_bytes;  /* requested bytes when each arena peaked */
+  uint64_t peak_block_bytes;      /* peak_live_blocks * size */
+  uint64_t total_requested_bytes; /* cumulative */
+  uint64_t total_block_bytes;     /* allocs * size */
+  uint64_t request_histogram[SC_STATS_BUCKETS];
+};
+
+/** A snapshot of every statistic the report shows. */
+struct sc_stats {
+  struct sc_class_stats classes[SC_NUM_CLASSES]; /* 16 B ... 1024 B */
+  struct sc_class_stats totals;                  /* sums over the classes */
+  struct {
+    uint64_t malloc_calls, realloc_calls, aligned_calls; /* calls by kind */
+    uint64_t allocs, frees, live_blocks;                 /* blocks */
+    uint64_t total_bytes, live_bytes, peak_live_bytes;   /* usable bytes */
+  } fallback; /* requests > 1024 B, served by the system allocator */
+  struct {
+    uint64_t created, live, adopted, threads;
+  } arenas;
+  struct {
+    uint64_t frames, warmup_frames, max_allocs, total_allocs, total_frees;
+    uint64_t total_fresh_carves, total_bytes, zero_fresh_frames;
+    uint64_t last_allocs, last_frees, last_fresh_carves, last_bytes;
+  } frames; /* sc_frame_mark() */
+  struct {
+    uint64_t purges, bytes_returned, pages_reused_after_purge;
+  } purge; /* memory given back to the OS */
+  struct {
+    uint64_t pid, peak_rss_bytes, rss_bytes, wall_ns;
+  } process;
+};
+
+/** Fill *out with a consistent snapshot of the statistics, summed over
+ * every arena; never allocates. */
+void sc_stats_get(struct sc_stats *out);
+/** Write the statistics report to fd as text or JSON (docs/stats.md);
+ * never allocates, safe while other threads run. */
+void sc_stats_print(int fd, enum sc_stats_format format);
+
 #ifdef __cplusplus
 }
 #endif

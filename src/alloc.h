@@ -29,7 +29,10 @@ static inline void sc__count_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b
   s->req_live += n;
   page->req[((uintptr_t)b & (SC_PAGE_SIZE - 1)) >> page->shift] = (uint16_t)n;
   uint64_t live = ++s->live;
-  if (sc_unlikely(live > s->peak)) s->peak = live;
+  if (sc_unlikely(live > s->peak)) {
+    s->peak = live;
+    s->req_peak = s->req_live + s->req_remote - s->req_drained; /* owner view */
+  }
 }
 
 /** Allocate n <= SC_SMALL_MAX bytes from class c; NULL + ENOMEM on failure. */

@@ -134,6 +134,8 @@ static void drain_remote(sc_arena_t *a) {
     page->free = b;
     page->used--;
     a->stats[page->class_idx].live--;
+    a->stats[page->class_idx].req_drained +=
+        page->req[(head & (SC_PAGE_SIZE - 1)) >> page->shift];
     if (page->full) sc__arena_page_unfull(a, page);
     head = (uintptr_t)next;
   }
@@ -159,7 +161,9 @@ static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
     sc_class_stats_t *s = &me->stats[c];
     s->frees++;
     s->remote_frees++;
-    s->req_live -= page->req[(p & (SC_PAGE_SIZE - 1)) >> page->shift];
+    uint16_t req = page->req[(p & (SC_PAGE_SIZE - 1)) >> page->shift];
+    s->req_live -= req;
+    s->req_remote += req;
   }
   sc_arena_t *owner = seg->arena;
   uintptr_t head = atomic_load_explicit(&owner->remote_free, memory_order_relaxed);
@@ -333,6 +337,17 @@ void sc__arena_counts(uint64_t *created, uint64_t *live, uint64_t *adopted) {
   *live = arenas_live;
   *adopted = arenas_adopted;
   pthread_mutex_unlock(&arenas_lock);
+}
+
+void sc__arenas_foreach_unlocked(void (*fn)(sc_arena_t *, void *), void *ctx) {
+  sc_arena_t *a = __atomic_load_n(&arenas_all, __ATOMIC_ACQUIRE);
+  for (; a != NULL; a = __atomic_load_n(&a->next_all, __ATOMIC_RELAXED)) fn(a, ctx);
+}
+
+void sc__arena_counts_unlocked(uint64_t *created, uint64_t *live, uint64_t *adopted) {
+  *created = __atomic_load_n(&arenas_created, __ATOMIC_RELAXED);
+  *live = __atomic_load_n(&arenas_live, __ATOMIC_RELAXED);
+  *adopted = __atomic_load_n(&arenas_adopted, __ATOMIC_RELAXED);
 }
 
 /* ---- fork ---------------------------------------------------------------- */

@@ -77,10 +77,13 @@ typedef struct sc_class_stats_s {
   uint64_t pages;         /* pages currently serving this class */
   uint64_t req_total;     /* requested bytes, cumulative */
   uint64_t req_live;      /* requested bytes of live blocks (wraps; sums ok) */
+  uint64_t req_peak;      /* owner-view requested bytes when `peak` was last raised */
+  uint64_t req_remote;    /* requested bytes of other arenas' blocks this thread freed */
+  uint64_t req_drained;   /* requested bytes of our blocks freed by others, drained */
   uint64_t hist[SC_BUCKETS]; /* allocations by requested size; sum = allocs */
   /* Padding to a power of two keeps `&arena->stats[c]` a shift, not a
    * multiply, on the fast path. */
-  uint64_t pad_[128 - 8 - SC_BUCKETS];
+  uint64_t pad_[128 - 11 - SC_BUCKETS];
 } sc_class_stats_t;
 
 /* A page queue: pages of one class that have room, the current page first. */
@@ -175,6 +178,12 @@ void sc__arena_free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page);
 void sc__arenas_foreach(void (*fn)(sc_arena_t *, void *), void *ctx);
 /** Arenas created, live (owned by a thread) and adoptions so far. */
 void sc__arena_counts(uint64_t *created, uint64_t *live, uint64_t *adopted);
+/** sc__arenas_foreach and sc__arena_counts without the lock, for the stats
+ * dump (signal handlers, exit with threads running): the arena list only
+ * grows at its head and arenas are never unmapped, so the walk is safe;
+ * counts may be a moment stale. */
+void sc__arenas_foreach_unlocked(void (*fn)(sc_arena_t *, void *), void *ctx);
+void sc__arena_counts_unlocked(uint64_t *created, uint64_t *live, uint64_t *adopted);
 /** fork handlers. */
 void sc__arena_fork_prepare(void);
 void sc__arena_fork_parent(void);
