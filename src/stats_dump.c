@@ -41,7 +41,7 @@ typedef struct {
 
 /** Append s, at most `max` bytes of it, control characters made '?'. */
 static void msg_add(msg_t *m, const char *s, size_t max) {
-  for (size_t i = 0; s[i] && i < max && m->len < sizeof(m->buf) - 1; i++)
+  for (size_t i = 0; i < max && s[i] && m->len < sizeof(m->buf) - 1; i++)
     m->buf[m->len++] = (unsigned char)s[i] < 0x20 ? '?' : s[i];
   m->buf[m->len] = 0;
 }
