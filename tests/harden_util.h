@@ -1,0 +1,361 @@
+/* harden_util.h — the misuse scenarios of the hardening suite. Each one
+ * performs one memory-safety misuse through the plain malloc API and must
+ * never return: the allocator aborts with a "sizeclass:" line. They are shared
+ * by tests/test_harden.c (run inside the test process, which is linked with
+ * libsizeclass.a, under Criterion's .signal = SIGABRT) and by
+ * tests/progs/harden_misuse.c (run under LD_PRELOAD, where the test checks
+ * the exact stderr line). A scenario that returns reports a failed
+ * precondition (>= 2) or an undetected misuse (0). Also: hu_run, which runs
+ * a helper program (preloaded or not) and captures its output, for the
+ * hardening and out-of-memory suites. */
+#ifndef HARDEN_UTIL_H
+#define HARDEN_UTIL_H
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+
+/* What a scenario needs from its host. */
+typedef struct {
+  /** Called with the address the abort message will name, just before the
+   * misuse (the preloaded program prints it for the test to compare). */
+  void (*announce)(uintptr_t p);
+  /** sc_owns: true when p lies in a handed-out class block. */
+  bool (*owns)(const void *p);
+} hu_env_t;
+
+/* A scenario: its name, the message it must produce, and the code. */
+typedef struct {
+  const char *name;
+  const char *what;    /* "double free", "invalid free", "corrupted free list" */
+  unsigned class_size; /* class named in the message; 0 when it names none */
+  int (*run)(const hu_env_t *env);
+} hu_case_t;
+
+/** The class every scenario uses; its size appears in the messages. */
+#define HU_SIZE 32
+
+/** p unchanged but opaque to the optimizer: the misuse must really happen,
+ * and GCC must not diagnose or drop it (-Wuse-after-free, dead stores). */
+static inline void *hu_opaque(void *p) {
+  __asm__ volatile("" : "+r"(p) : : "memory");
+  return p;
+}
+
+static inline uintptr_t hu_page_base(const void *p) {
+  return (uintptr_t)p & ~(uintptr_t)(SC_PAGE_SIZE - 1);
+}
+static inline uintptr_t hu_segment_base(const void *p) {
+  return (uintptr_t)p & ~(uintptr_t)(SC_SEGMENT_SIZE - 1);
+}
+
+/* ---- running frees on another thread --------------------------------- */
+
+typedef struct {
+  void *ptrs[4];
+  unsigned count;
+  const hu_env_t *env;
+  bool announce_last; /* announce the last pointer before freeing it */
+} hu_frees_t;
+
+static inline void *hu_frees_main(void *arg) {
+  hu_frees_t *f = arg;
+  for (unsigned i = 0; i < f->count; i++) {
+    if (f->announce_last && i + 1 == f->count) f->env->announce((uintptr_t)f->ptrs[i]);
+    free(hu_opaque(f->ptrs[i]));
+  }
+  return NULL;
+}
+
+/** Free ptrs[0..count) in order on a new thread, and wait for it. */
+static inline int hu_free_on_thread(const hu_env_t *env, void *const *ptrs, unsigned count,
+                                    bool announce_last) {
+  hu_frees_t f = {.count = count, .env = env, .announce_last = announce_last};
+  for (unsigned i = 0; i < count; i++) f.ptrs[i] = ptrs[i];
+  pthread_t t;
+  if (pthread_create(&t, NULL, hu_frees_main, &f) != 0) return 2;
+  pthread_join(t, NULL);
+  return 0;
+}
+
+/** A fresh class block, checked to be ours. */
+static inline void *hu_block(const hu_env_t *env) {
+  void *p = hu_opaque(malloc(HU_SIZE));
+  return p != NULL && env->owns(p) ? p : NULL;
+}
+
+/* ---- double free -------------------------------------------------------- */
+
+/** Same thread frees a block twice (the block is on its page's free list). */
+static inline int hu_double_free(const hu_env_t *env) {
+  void *p = hu_block(env);
+  if (p == NULL) return 2;
+  void *again = hu_opaque(p); /* the compiler must not know it is p */
+  free(p);
+  env->announce((uintptr_t)again);
+  free(again);
+  return 0;
+}
+
+/** Another thread frees the owner's block twice (the remote path). */
+static inline int hu_double_free_thread(const hu_env_t *env) {
+  void *p = hu_block(env);
+  if (p == NULL) return 2;
+  void *twice[2] = {p, p};
+  return hu_free_on_thread(env, twice, 2, true);
+}
+
+/** Another thread frees a block; the owner frees it while it still sits on
+ * the owner's remote-free list. */
+static inline int hu_double_free_remote_list(const hu_env_t *env) {
+  void *p = hu_block(env);
+  if (p == NULL) return 2;
+  int rc = hu_free_on_thread(env, &p, 1, false);
+  if (rc != 0) return rc;
+  env->announce((uintptr_t)p);
+  free(hu_opaque(p));
+  return 0;
+}
+
+/** Another thread frees q then p (same page); the owner drains its remote
+ * list, which it shows by getting q back from malloc, and then frees p, now
+ * on its page's free list, a second time. */
+static inline int hu_double_free_after_drain(const hu_env_t *env) {
+  void *p = NULL, *q = NULL;
+  for (int i = 0; i < 1000; i++) {
+    p = hu_block(env);
+    q = hu_block(env);
+    if (p == NULL || q == NULL) return 2;
+    if (hu_page_base(p) == hu_page_base(q)) break;
+    p = q = NULL;
+  }
+  if (p == NULL) return 3;
+  void *order[2] = {q, p};
+  int rc = hu_free_on_thread(env, order, 2, false);
+  if (rc != 0) return rc;
+  /* The remote list is drained when the class runs out of local room;
+   * q was pushed last, so it is the block handed out first after that. */
+  for (long i = 0; i < (1L << 22); i++) {
+    void *r = hu_opaque(malloc(HU_SIZE));
+    if (r == q) {
+      env->announce((uintptr_t)p);
+      free(hu_opaque(p));
+      return 0;
+    }
+    if (r == p) return 4;
+  }
+  return 5;
+}
+
+/** realloc of a freed block into another class frees it a second time. */
+static inline int hu_double_free_realloc(const hu_env_t *env) {
+  void *p = hu_block(env);
+  if (p == NULL) return 2;
+  void *again = hu_opaque(p);
+  free(p);
+  env->announce((uintptr_t)again);
+  void *q = realloc(again, 4 * HU_SIZE);
+  hu_opaque(q);
+  return 0;
+}
+
+/* ---- invalid free ------------------------------------------------------- */
+
+/** A pointer into the middle of a live block. */
+static inline int hu_invalid_interior(const hu_env_t *env) {
+  uint8_t *p = hu_block(env);
+  if (p == NULL) return 2;
+  env->announce((uintptr_t)(p + HU_SIZE / 2));
+  free(hu_opaque(p + HU_SIZE / 2));
+  return 0;
+}
+
+/** Another thread frees a pointer into the middle of the owner's block. */
+static inline int hu_invalid_interior_thread(const hu_env_t *env) {
+  uint8_t *p = hu_block(env);
+  if (p == NULL) return 2;
+  void *inner = p + HU_SIZE / 2;
+  return hu_free_on_thread(env, &inner, 1, true);
+}
+
+/** A block-aligned pointer into the part of an in-use page never carved. */
+static inline int hu_invalid_uncarved(const hu_env_t *env) {
+  for (int i = 0; i < 10000; i++) {
+    void *p = hu_block(env);
+    if (p == NULL) return 2;
+    uintptr_t last = hu_page_base(p) + SC_PAGE_SIZE - HU_SIZE;
+    if (env->owns((void *)last)) continue; /* this page is carved out */
+    env->announce(last);
+    free(hu_opaque((void *)last));
+    return 0;
+  }
+  return 3;
+}
+
+/** A pointer to a data page of our segment that no class uses. */
+static inline int hu_invalid_unused_page(const hu_env_t *env) {
+  void *p = hu_block(env);
+  if (p == NULL) return 2;
+  uintptr_t t = hu_segment_base(p) + (SC_PAGES_PER_SEGMENT - 1) * SC_PAGE_SIZE;
+  if (env->owns((void *)t)) return 3;
+  env->announce(t);
+  free(hu_opaque((void *)t));
+  return 0;
+}
+
+/** A pointer into a segment's metadata (its requested-size arrays). */
+static inline int hu_invalid_metadata(const hu_env_t *env) {
+  void *p = hu_block(env);
+  if (p == NULL) return 2;
+  uintptr_t t = hu_segment_base(p) + SC_HEADER_BYTES;
+  env->announce(t);
+  free(hu_opaque((void *)t));
+  return 0;
+}
+
+/* ---- corrupted free lists ----------------------------------------------- */
+
+/** What a use-after-free write might leave in a block's first word. */
+static inline void hu_scribble(void *p) {
+  static const char junk[sizeof(uintptr_t)] = "UAF!UAF!";
+  memcpy(hu_opaque(p), junk, sizeof(junk));
+  hu_opaque(p);
+}
+
+/** A use-after-free write into a block on the local free list, then two
+ * mallocs of its class (the first one pops the block and follows its link). */
+static inline int hu_corrupt_list(const hu_env_t *env) {
+  void *p = hu_block(env);
+  if (p == NULL) return 2;
+  void *again = hu_opaque(p);
+  free(p);
+  hu_scribble(again);
+  env->announce(0);
+  hu_opaque(malloc(HU_SIZE));
+  hu_opaque(malloc(HU_SIZE));
+  return 0;
+}
+
+/** A use-after-free write into a block on the owner's remote-free list, then
+ * mallocs of its class until the owner drains that list. */
+static inline int hu_corrupt_remote(const hu_env_t *env) {
+  void *p = hu_block(env);
+  if (p == NULL) return 2;
+  int rc = hu_free_on_thread(env, &p, 1, false);
+  if (rc != 0) return rc;
+  hu_scribble(p);
+  env->announce(0);
+  for (long i = 0; i < (1L << 22); i++) hu_opaque(malloc(HU_SIZE));
+  return 0;
+}
+
+/* ---- running a helper program ------------------------------------------- */
+
+/* What came of running a program: its wait status and captured output. */
+typedef struct {
+  int status; /* from waitpid; -1 if it could not be started */
+  char out[4096];
+  char err[4096];
+} hu_run_t;
+
+/** Run $SC_BUILD/tests/progs/<prog> with arguments argv (NULL-terminated,
+ * argv[0] included), LD_PRELOAD=$SC_BUILD/libsizeclass.so when preload,
+ * killed by SIGALRM after timeout_s (so a hang fails the test), and capture
+ * the start of its stdout and stderr. */
+static inline void hu_run(hu_run_t *r, const char *prog, char *const argv[], bool preload,
+                          unsigned timeout_s) {
+  extern char **environ;
+  memset(r, 0, sizeof(*r));
+  r->status = -1;
+  const char *build = getenv("SC_BUILD");
+  if (build == NULL || build[0] == 0) build = "build";
+  char path[4096], preload_var[4200];
+  snprintf(path, sizeof(path), "%s/tests/progs/%s", build, prog);
+  snprintf(preload_var, sizeof(preload_var), "LD_PRELOAD=%s/libsizeclass.so", build);
+  size_t n = 0;
+  while (environ[n] != NULL) n++;
+  char **env = calloc(n + 2, sizeof(char *));
+  if (env == NULL) return;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) env[k++] = environ[i];
+  if (preload) env[k++] = preload_var;
+  int outp[2], errp[2];
+  if (pipe(outp) != 0 || pipe(errp) != 0) return;
+  pid_t pid = fork();
+  if (pid == 0) { /* only async-signal-safe calls until exec */
+    dup2(outp[1], 1);
+    dup2(errp[1], 2);
+    close(outp[0]);
+    close(errp[0]);
+    alarm(timeout_s);
+    execve(path, argv, env);
+    _exit(127);
+  }
+  free(env);
+  close(outp[1]);
+  close(errp[1]);
+  if (pid < 0) return;
+  struct pollfd fds[2] = {{outp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
+  char *bufs[2] = {r->out, r->err};
+  size_t lens[2] = {0, 0};
+  for (int open_fds = 2; open_fds > 0;) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; i++) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char chunk[4096];
+      ssize_t got = read(fds[i].fd, chunk, sizeof(chunk));
+      if (got <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        open_fds--;
+        continue;
+      }
+      size_t take = (size_t)got < 4095 - lens[i] ? (size_t)got : 4095 - lens[i];
+      memcpy(bufs[i] + lens[i], chunk, take);
+      lens[i] += take;
+    }
+  }
+  for (int i = 0; i < 2; i++)
+    if (fds[i].fd >= 0) close(fds[i].fd);
+  while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+/** Every scenario, NULL-terminated. */
+static const hu_case_t hu_cases[] = {
+    {"double_free", "double free", HU_SIZE, hu_double_free},
+    {"double_free_thread", "double free", HU_SIZE, hu_double_free_thread},
+    {"double_free_remote_list", "double free", HU_SIZE, hu_double_free_remote_list},
+    {"double_free_after_drain", "double free", HU_SIZE, hu_double_free_after_drain},
+    {"double_free_realloc", "double free", HU_SIZE, hu_double_free_realloc},
+    {"invalid_interior", "invalid free", 0, hu_invalid_interior},
+    {"invalid_interior_thread", "invalid free", 0, hu_invalid_interior_thread},
+    {"invalid_uncarved", "invalid free", 0, hu_invalid_uncarved},
+    {"invalid_unused_page", "invalid free", 0, hu_invalid_unused_page},
+    {"invalid_metadata", "invalid free", 0, hu_invalid_metadata},
+    {"corrupt_list", "corrupted free list", HU_SIZE, hu_corrupt_list},
+    {"corrupt_remote", "corrupted free list", HU_SIZE, hu_corrupt_remote},
+    {NULL, NULL, 0, NULL},
+};
+
+/** The scenario called name, or NULL. */
+static inline const hu_case_t *hu_find(const char *name) {
+  for (const hu_case_t *c = hu_cases; c->name != NULL; c++)
+    if (strcmp(c->name, name) == 0) return c;
+  return NULL;
+}
+
+#endif /* HARDEN_UTIL_H */
