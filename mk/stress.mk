@@ -1,0 +1,16 @@
+# mk/stress.mk — the multithreaded torture test tests/progs/stress.c, run
+# under LD_PRELOAD for a bounded time. It fails on any wrong byte, on a
+# resident set above STRESS_MAX_RSS_MIB, or on one that keeps growing after
+# warm-up (runs of 10 s or more).
+#
+#   make stress [STRESS_SECONDS=30] [STRESS_THREADS=4] [STRESS_MAX_RSS_MIB=512]
+
+.PHONY: stress
+
+STRESS_SECONDS ?= 30
+STRESS_THREADS ?= 4
+STRESS_MAX_RSS_MIB ?= 512
+
+stress: lib $(BUILD)/tests/progs/stress
+	LD_PRELOAD=$(abspath $(SO)) $(BUILD)/tests/progs/stress -t $(STRESS_THREADS) \
+	  -s $(STRESS_SECONDS) -m $(STRESS_MAX_RSS_MIB)

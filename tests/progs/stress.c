@@ -1,0 +1,376 @@
+/* stress — a time-bounded multithreaded torture test, run under
+ * LD_PRELOAD=libsizeclass.so (`make stress STRESS_SECONDS=30`).
+ *
+ *   stress [-t threads] [-s seconds] [-n slots] [-m max_rss_mib] [-u]
+ *
+ * N worker threads (default 4) make blocks of 1..8192 bytes (malloc, calloc,
+ * realloc, posix_memalign, aligned_alloc, memalign), fill each with a pattern
+ * of its own tag, and trade them through shared slots: whichever thread
+ * takes a block out of a slot verifies every byte and frees it, so most
+ * frees cross threads. Workers also churn blocks locally, resize blocks in
+ * place, and exit after a random number of operations; the main thread
+ * replaces each one that exits, so arenas are handed on all the time. The
+ * main thread samples the resident set. At the end every remaining block is
+ * verified and freed. Exit 0 and a summary line when no byte was wrong and
+ * the resident set stayed under the bound (-m, default 512 MiB) and, on runs
+ * of 10 s or more, did not keep growing after the first half; otherwise a
+ * message and exit 1. -u runs without the preload check (for comparison
+ * with the system allocator). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SIZE 8192
+#define MAX_THREADS 64
+#define LOCAL_MAX 64
+
+/* A block in a slot: where, how big, its tag, and a checksum of the three. */
+typedef struct {
+  uint8_t *p;
+  size_t n;
+  uint64_t tag;
+  uint64_t sum;
+} rec_t;
+
+static _Atomic(rec_t *) *slots;
+static size_t nslots = 4096;
+static atomic_bool stop;
+static atomic_uint_fast64_t total_ops, total_verified, next_tag = 1;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static size_t rss_bytes(void) {
+  int fd = open("/proc/self/statm", O_RDONLY);
+  if (fd < 0) return 0;
+  char buf[128];
+  ssize_t got = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (got <= 0) return 0;
+  buf[got] = 0;
+  unsigned long vm = 0, rss = 0;
+  if (sscanf(buf, "%lu %lu", &vm, &rss) != 2) return 0;
+  return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static uint64_t rnd(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * 0x2545F4914F6CDD1Dull;
+}
+
+static void die(const char *what, const void *p, size_t n, size_t at) {
+  fprintf(stderr, "stress: CORRUPTION: %s (block %p, %zu bytes, byte %zu)\n", what, p, n, at);
+  fflush(stderr);
+  _exit(1);
+}
+
+/* ---- patterns ------------------------------------------------------------- */
+
+/* Word i/8 of a block's pattern; byte i is byte i%8 of that word (little
+ * endian), so any prefix can be checked byte by byte. */
+static uint64_t word_of(uint64_t tag, size_t i) { return (tag + i) * 0x9E3779B97F4A7C15ull; }
+static uint8_t byte_of(uint64_t tag, size_t i) {
+  return (uint8_t)(word_of(tag, i & ~(size_t)7) >> (8 * (i & 7)));
+}
+
+static void fill(uint8_t *p, size_t n, uint64_t tag) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w = word_of(tag, i);
+    memcpy(p + i, &w, 8);
+  }
+  for (; i < n; i++) p[i] = byte_of(tag, i);
+}
+
+/** Verify the first n bytes of p against tag; die on the first wrong one. */
+static void verify(const uint8_t *p, size_t n, uint64_t tag) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    if (w != word_of(tag, i)) die("pattern mismatch", p, n, i);
+  }
+  for (; i < n; i++)
+    if (p[i] != byte_of(tag, i)) die("pattern mismatch", p, n, i);
+  atomic_fetch_add_explicit(&total_verified, 1, memory_order_relaxed);
+}
+
+static uint64_t rec_sum(const rec_t *r) {
+  return (uint64_t)(uintptr_t)r->p ^ r->n * 0xBF58476D1CE4E5B9ull ^ r->tag ^ 0x5157E55ull;
+}
+
+/* ---- blocks and slots ----------------------------------------------------- */
+
+/** A request size: mostly small (the classes), a quarter above 1024 B. */
+static size_t pick_size(uint64_t *rs) {
+  uint64_t r = rnd(rs);
+  if ((r & 3) == 0) return 1025 + (size_t)(r >> 8) % (MAX_SIZE - 1024);
+  size_t max = (size_t)16 << ((r >> 2) % 7); /* 16 .. 1024 */
+  return 1 + (size_t)(r >> 16) % max;
+}
+
+static rec_t *make_rec(uint8_t *p, size_t n) {
+  rec_t *r = malloc(sizeof(*r));
+  if (r == NULL) die("malloc of a record failed", NULL, sizeof(*r), 0);
+  r->p = p;
+  r->n = n;
+  r->tag = atomic_fetch_add_explicit(&next_tag, 1, memory_order_relaxed);
+  fill(p, n, r->tag);
+  r->sum = rec_sum(r);
+  return r;
+}
+
+/** Verify a record and its block, then free both. */
+static void drop_rec(rec_t *r) {
+  if (r->sum != rec_sum(r)) die("record checksum", r, sizeof(*r), 0);
+  verify(r->p, r->n, r->tag);
+  if (malloc_usable_size(r->p) < r->n) die("usable size below request", r->p, r->n, 0);
+  free(r->p);
+  free(r);
+}
+
+/** Put r in slot i; whatever was there is verified and freed by us. */
+static void put(size_t i, rec_t *r) {
+  rec_t *old = atomic_exchange_explicit(&slots[i], r, memory_order_acq_rel);
+  if (old != NULL) drop_rec(old);
+}
+
+static rec_t *take(size_t i) {
+  return atomic_exchange_explicit(&slots[i], NULL, memory_order_acq_rel);
+}
+
+/** An aligned block of n bytes from one of the three aligned APIs. */
+static uint8_t *aligned_block(uint64_t *rs, size_t n, size_t *align_out) {
+  size_t align = (size_t)16 << (rnd(rs) % 9); /* 16 .. 4096 */
+  void *p = NULL;
+  switch (rnd(rs) % 3) {
+    case 0:
+      if (posix_memalign(&p, align, n) != 0) p = NULL;
+      break;
+    case 1:
+      p = aligned_alloc(align, (n + align - 1) & ~(align - 1));
+      break;
+    default:
+      p = memalign(align, n);
+      break;
+  }
+  *align_out = align;
+  return p;
+}
+
+/* ---- workers -------------------------------------------------------------- */
+
+typedef struct {
+  pthread_t thread;
+  atomic_bool done;
+  bool running;
+  uint64_t seed;
+} worker_t;
+
+static void local_churn(uint64_t *rs) {
+  uint8_t *ptrs[LOCAL_MAX];
+  size_t sizes[LOCAL_MAX];
+  uint64_t tags[LOCAL_MAX];
+  unsigned k = 1 + (unsigned)(rnd(rs) % LOCAL_MAX);
+  for (unsigned i = 0; i < k; i++) {
+    sizes[i] = pick_size(rs);
+    ptrs[i] = malloc(sizes[i]);
+    if (ptrs[i] == NULL) die("malloc failed", NULL, sizes[i], 0);
+    tags[i] = rnd(rs);
+    fill(ptrs[i], sizes[i], tags[i]);
+  }
+  for (unsigned left = k; left > 0; left--) { /* free in random order */
+    unsigned j = (unsigned)(rnd(rs) % left);
+    verify(ptrs[j], sizes[j], tags[j]);
+    free(ptrs[j]);
+    ptrs[j] = ptrs[left - 1];
+    sizes[j] = sizes[left - 1];
+    tags[j] = tags[left - 1];
+  }
+}
+
+static void one_op(uint64_t *rs) {
+  size_t slot = (size_t)(rnd(rs) % nslots);
+  unsigned what = (unsigned)(rnd(rs) % 100);
+  if (what < 35) { /* malloc or calloc into a shared slot */
+    size_t n = pick_size(rs);
+    uint8_t *p;
+    if (what < 28) {
+      p = malloc(n);
+    } else {
+      p = calloc(1, n);
+      for (size_t i = 0; p != NULL && i < n; i++)
+        if (p[i] != 0) die("calloc block not zeroed", p, n, i);
+    }
+    if (p == NULL) die("allocation failed", NULL, n, 0);
+    put(slot, make_rec(p, n));
+  } else if (what < 50) { /* realloc a block someone made, maybe elsewhere */
+    rec_t *r = take(slot);
+    if (r == NULL) return;
+    if (r->sum != rec_sum(r)) die("record checksum", r, sizeof(*r), 0);
+    size_t n = pick_size(rs), keep = n < r->n ? n : r->n;
+    uint8_t *q = realloc(r->p, n);
+    if (q == NULL) die("realloc failed", r->p, n, 0);
+    verify(q, keep, r->tag);
+    free(r);
+    put(slot, make_rec(q, n));
+  } else if (what < 60) { /* aligned */
+    size_t n = pick_size(rs), align;
+    uint8_t *p = aligned_block(rs, n, &align);
+    if (p == NULL) die("aligned allocation failed", NULL, n, align);
+    if (((uintptr_t)p & (align - 1)) != 0) die("misaligned block", p, n, align);
+    put(slot, make_rec(p, n));
+  } else if (what < 80) { /* take and free: mostly a cross-thread free */
+    rec_t *r = take(slot);
+    if (r != NULL) drop_rec(r);
+  } else if (what < 85) {
+    local_churn(rs);
+  } else { /* verify in place and put back */
+    rec_t *r = take(slot);
+    if (r == NULL) return;
+    if (r->sum != rec_sum(r)) die("record checksum", r, sizeof(*r), 0);
+    verify(r->p, r->n, r->tag);
+    put(slot, r);
+  }
+}
+
+static void *worker_main(void *arg) {
+  worker_t *w = arg;
+  uint64_t rs = w->seed | 1;
+  uint64_t budget = 5000 + rnd(&rs) % 100000, ops = 0;
+  while (ops < budget && !atomic_load_explicit(&stop, memory_order_relaxed)) {
+    one_op(&rs);
+    ops++;
+  }
+  atomic_fetch_add_explicit(&total_ops, ops, memory_order_relaxed);
+  atomic_store_explicit(&w->done, true, memory_order_release);
+  return NULL;
+}
+
+static bool start_worker(worker_t *w, uint64_t seed) {
+  w->seed = seed;
+  atomic_store(&w->done, false);
+  w->running = pthread_create(&w->thread, NULL, worker_main, w) == 0;
+  return w->running;
+}
+
+/* ---- main ------------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+  int nthreads = 4, opt;
+  double seconds = 10;
+  size_t max_rss_mib = 512;
+  bool unpreloaded = false;
+  const char *env_s = getenv("STRESS_SECONDS");
+  if (env_s != NULL && env_s[0] != 0) seconds = atof(env_s);
+  while ((opt = getopt(argc, argv, "t:s:n:m:u")) != -1) {
+    switch (opt) {
+      case 't':
+        nthreads = atoi(optarg);
+        break;
+      case 's':
+        seconds = atof(optarg);
+        break;
+      case 'n':
+        nslots = (size_t)atol(optarg);
+        break;
+      case 'm':
+        max_rss_mib = (size_t)atol(optarg);
+        break;
+      case 'u':
+        unpreloaded = true;
+        break;
+      default:
+        fprintf(stderr, "usage: stress [-t threads] [-s seconds] [-n slots] [-m mib] [-u]\n");
+        return 2;
+    }
+  }
+  if (nthreads < 1 || nthreads > MAX_THREADS || nslots == 0 || seconds <= 0) {
+    fprintf(stderr, "stress: bad arguments\n");
+    return 2;
+  }
+  bool (*owns)(const void *) = (bool (*)(const void *))dlsym(RTLD_DEFAULT, "sc_owns");
+  if (!unpreloaded && owns == NULL) {
+    fprintf(stderr, "stress: libsizeclass is not preloaded (use -u to run without it)\n");
+    return 2;
+  }
+  slots = calloc(nslots, sizeof(*slots));
+  if (slots == NULL) return 2;
+
+  worker_t workers[MAX_THREADS] = {0};
+  uint64_t seed = 0x5eed ^ (uint64_t)time(NULL), spawned = 0;
+  for (int i = 0; i < nthreads; i++)
+    if (start_worker(&workers[i], rnd(&seed))) spawned++;
+
+  double start = now_s(), half = start + seconds / 2, end = start + seconds;
+  size_t rss_first = 0, rss_second = 0;
+  while (now_s() < end) {
+    usleep(10000);
+    size_t rss = rss_bytes();
+    if (now_s() < half) {
+      if (rss > rss_first) rss_first = rss;
+    } else if (rss > rss_second) {
+      rss_second = rss;
+    }
+    for (int i = 0; i < nthreads; i++) { /* replace the workers that exited */
+      if (!workers[i].running || !atomic_load_explicit(&workers[i].done, memory_order_acquire))
+        continue;
+      pthread_join(workers[i].thread, NULL);
+      workers[i].running = false;
+      if (start_worker(&workers[i], rnd(&seed))) spawned++;
+    }
+  }
+  atomic_store(&stop, true);
+  for (int i = 0; i < nthreads; i++)
+    if (workers[i].running) pthread_join(workers[i].thread, NULL);
+  size_t held = 0;
+  for (size_t i = 0; i < nslots; i++) {
+    rec_t *r = take(i);
+    if (r != NULL) {
+      held++;
+      drop_rec(r);
+    }
+  }
+  free(slots);
+
+  size_t peak = rss_first > rss_second ? rss_first : rss_second;
+  printf(
+      "stress: %d threads, %.0f s, %llu threads started, %llu ops, %llu blocks verified, "
+      "%zu left in slots, peak RSS %zu MiB (first half %zu, second half %zu)\n",
+      nthreads, seconds, (unsigned long long)spawned, (unsigned long long)total_ops,
+      (unsigned long long)total_verified, held, peak >> 20, rss_first >> 20, rss_second >> 20);
+  if (peak > max_rss_mib << 20) {
+    fprintf(stderr, "stress: RSS %zu MiB over the bound of %zu MiB\n", peak >> 20, max_rss_mib);
+    return 1;
+  }
+  /* Live data is bounded by the slots: once warm, the footprint must not
+   * keep growing (it would if blocks or arenas leaked). */
+  if (seconds >= 10 && rss_second > rss_first + rss_first / 2 + ((size_t)64 << 20)) {
+    fprintf(stderr, "stress: RSS grew from %zu MiB to %zu MiB after warm-up\n", rss_first >> 20,
+            rss_second >> 20);
+    return 1;
+  }
+  if (total_ops == 0 || total_verified == 0) {
+    fprintf(stderr, "stress: nothing ran\n");
+    return 1;
+  }
+  printf("stress: ok\n");
+  return 0;
+}
