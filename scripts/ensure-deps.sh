@@ -16,7 +16,7 @@ case "${1:-test}" in
   bench) want libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 sqlite3 python3 valgrind ;;
   plot) want python3-matplotlib ;;
   fuzz) want clang libclang-rt-14-dev ;;
-  real) want libpython3.11-testsuite ;;
+  real) want libpython3.11-testsuite libglib2.0-tests ;;
   *) echo "ensure-deps.sh: unknown set '$1'" >&2; exit 2 ;;
 esac
 
