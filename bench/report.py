@@ -222,9 +222,10 @@ def main():
     ap.add_argument("--machine", default="")
     ap.add_argument("--peers", default="")
     ap.add_argument("--seconds", default="?")
+    ap.add_argument("--rev", default="?")
     args = ap.parse_args()
     data, units, order = load(args.raw)
-    if "main" not in data:
+    if not data:
         sys.exit("report.py: no results in %s" % args.raw)
 
     md = ["# Benchmark results", ""]
@@ -232,11 +233,14 @@ def main():
               % (datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), args.mode, args.runs,
                  args.seconds))
     md.append("- machine: %s" % args.machine)
+    md.append("- libsizeclass: %s" % args.rev)
     md.append("- peers: %s" % args.peers)
     md.append("- reproduce: `make bench%s`" % (" QUICK=1" if args.mode == "quick" else ""))
     md.append("")
-    body, sums, allocs = main_tables(data, units, order)
-    md += body
+    sums = None
+    if "main" in data:
+        body, sums, allocs = main_tables(data, units, order)
+        md += body
     md += variant_table(data, units, order, "stats", "Statistics overhead (issue 3)",
                         OURS, OURS + "+stats",
                         "libsizeclass without and with `SIZECLASS_STATS=/dev/null` (the report "
@@ -255,7 +259,7 @@ def main():
     with open(args.md, "w") as f:
         f.write(text)
     print(text)
-    if args.png:
+    if args.png and sums:
         chart(args.png, sums, allocs, order["main"])
     if bad or fails:
         sys.exit(1)

@@ -1,5 +1,6 @@
 # bench.mk — the benchmark suite (issue 4).
-#   make bench [QUICK=1] [RUNS=n] [ONLY=regex]  run every benchmark under glibc, jemalloc,
+#   make bench [QUICK=1] [RUNS=n] [ONLY=regex] [SECTIONS=main,stats,harden]
+#                                                run every benchmark under glibc, jemalloc,
 #                                                mimalloc, tcmalloc and libsizeclass
 #   make bench-instr                             instructions per malloc+free pair (callgrind)
 #   make bench-progs                             just build build/bench/*
@@ -27,7 +28,7 @@ bench-noharden:
 	@$(MAKE) --no-print-directory SC_HARDEN=0 BUILD=$(BENCH_NOHARDEN) lib
 
 bench: lib bench-progs bench-noharden
-	@BUILD=$(BUILD) QUICK=$(QUICK) RUNS=$(RUNS) ONLY='$(ONLY)' scripts/bench.sh
+	@BUILD=$(BUILD) QUICK=$(QUICK) RUNS=$(RUNS) ONLY='$(ONLY)' SECTIONS='$(SECTIONS)' scripts/bench.sh
 
 bench-instr: lib bench-progs bench-noharden
 	@BUILD=$(BUILD) scripts/bench-instr.sh

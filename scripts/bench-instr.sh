@@ -105,7 +105,7 @@ mkdir -p "$OUT"
   echo
   echo "- micro, $PAIRS pairs per class x 7 classes (16..1024 B), minus a 0-pair run (startup)."
   echo "- net = minus the harness's own instructions per pair (\`micro --alloc none\`):"
-  for w in "${WORKLOADS[@]}"; do echo "  ${w%%|*}: ${HARNESS[${w%%|*}]}"; done
+  for w in "${WORKLOADS[@]}"; do echo "  - ${w%%|*}: ${HARNESS[${w%%|*}]}"; done
   echo "- valgrind $(valgrind --version | sed 's/valgrind-//'); reproduce: \`make bench-instr\`"
   echo
   printf '| allocator |'

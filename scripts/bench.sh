@@ -4,12 +4,16 @@
 # drift of the machine hits every allocator alike, and write
 # bench/results/latest.{md,png,tsv}. `make bench` calls it after building.
 #
-#   scripts/bench.sh [--quick] [--runs N] [--only REGEX] [--no-variants] [--smoke] [--list]
+#   scripts/bench.sh [--quick] [--runs N] [--only REGEX] [--sections LIST] [--no-variants]
+#                    [--smoke] [--list]
 #
-# Environment: QUICK=1, RUNS=N, ONLY=REGEX (same as the flags), BUILD (build
+# --sections picks what runs, a comma list of main (every allocator), stats
+# and harden (default all three; --no-variants = main). Environment: QUICK=1,
+# RUNS=N, ONLY=REGEX, SECTIONS=LIST (same as the flags), BUILD (build
 # directory, default build), OUT (results directory, default bench/results),
 # SC_SO and SC_NOHARDEN_SO (the libraries to test, default
-# $BUILD/libsizeclass.so and $BUILD/noharden/libsizeclass.so).
+# $BUILD/libsizeclass.so and $BUILD/noharden/libsizeclass.so), BENCH_LIB_REV
+# (what to call that library in the results; default the git commit).
 # --smoke runs each selected benchmark once, tiny, under libsizeclass only,
 # and fails if any of them fails: the test suite uses it so the benchmarks
 # cannot rot. --list prints the benchmark names. Variants (not in --smoke): libsizeclass with
@@ -22,17 +26,18 @@ cd "$(dirname "$0")/.." || exit 1
 QUICK=${QUICK:-}
 RUNS=${RUNS:-}
 ONLY=${ONLY:-}
+SECTIONS=${SECTIONS:-main,stats,harden}
 BUILD=${BUILD:-build}
 OUT=${OUT:-bench/results}
 SMOKE=0
 LIST=0
-VARIANTS=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --runs) RUNS=$2; shift ;;
     --only) ONLY=$2; shift ;;
-    --no-variants) VARIANTS=0 ;;
+    --sections) SECTIONS=$2; shift ;;
+    --no-variants) SECTIONS=main ;;
     --smoke) SMOKE=1 ;;
     --list) LIST=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
@@ -192,10 +197,13 @@ if [ "$SMOKE" = 1 ]; then
 fi
 
 echo "bench.sh: $RUNS runs per allocator${QUICK:+, quick mode}; allocators: glibc jemalloc mimalloc tcmalloc libsizeclass" >&2
-run_section main '.' "${ALLOCS[@]}"
-if [ "$VARIANTS" = 1 ]; then
+want_section() { [[ ",$SECTIONS," == *",$1,"* ]]; }
+want_section main && run_section main '.' "${ALLOCS[@]}"
+if want_section stats; then
   run_section stats "$VARIANT_STATS" "libsizeclass|$SC_SO|" \
     "libsizeclass+stats|$SC_SO|SIZECLASS_STATS=/dev/null"
+fi
+if want_section harden; then
   NOHARDEN=$(realpath "${SC_NOHARDEN_SO:-$BUILD/noharden/libsizeclass.so}" 2>/dev/null || true)
   if [ -n "$NOHARDEN" ] && [ -f "$NOHARDEN" ]; then
     run_section harden "$VARIANT_HARDEN" "SC_HARDEN=0|$NOHARDEN|" "hardened|$SC_SO|"
@@ -208,10 +216,17 @@ mkdir -p "$OUT"
 cp "$RAW" "$OUT/latest.tsv"
 MACHINE="$(nproc) CPU(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(uname -sr)"
 PEERS="glibc $(ldd --version 2>/dev/null | head -n1 | awk '{print $NF}'); $(for p in libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4; do printf '%s %s; ' "$p" "$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null)"; done)"
+# Which library was measured: BENCH_LIB_REV, else the commit (+ "dirty"
+# when the allocator's sources differ from it).
+if [ -z "${BENCH_LIB_REV:-}" ]; then
+  BENCH_LIB_REV=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  git diff --quiet HEAD -- src shim include 2>/dev/null || BENCH_LIB_REV="$BENCH_LIB_REV + uncommitted changes"
+fi
 scripts/ensure-deps.sh plot || echo "bench.sh: no python3-matplotlib; the chart is skipped" >&2
 "$PY" bench/report.py --raw "$OUT/latest.tsv" --md "$OUT/latest.md" --png "$OUT/latest.png" \
   --runs "$RUNS" --mode "$([ -n "$QUICK" ] && echo quick || echo full)" \
-  --machine "$MACHINE" --peers "${PEERS%; }" --seconds $((SECONDS - T_START))
+  --machine "$MACHINE" --peers "${PEERS%; }" --seconds $((SECONDS - T_START)) \
+  --rev "$BENCH_LIB_REV"
 rc=$?
 if [ $FAILS -ne 0 ]; then
   echo "bench.sh: $FAILS run(s) failed (see FAIL in the table)" >&2
