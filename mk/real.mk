@@ -87,7 +87,8 @@ test-real: lib
 	    $(REAL_PY_TESTS) > $$out/python-$$mode.log 2>&1; \
 	  echo "test-real: python regrtest $$mode the library: exit $$? ($$(grep -E '^Tests result' $$out/python-$$mode.log))"; \
 	done; \
-	$$py -c "$$REAL_JUNIT_COMPARE" $$out/python-without.xml $$out/python-with.xml || fail=1; \
+	pyfail=0; $$py -c "$$REAL_JUNIT_COMPARE" $$out/python-without.xml $$out/python-with.xml \
+	  || { pyfail=1; fail=1; }; \
 	ng=0; nd=0; \
 	for t in $(REAL_GLIB_TESTS); do \
 	  for mode in without with; do \
@@ -104,4 +105,5 @@ test-real: lib
 	done; \
 	echo "test-real: glib: $$ng programs, $$(cat $$out/glib-*-with.tap | grep -c '^ok ') ok and $$(cat $$out/glib-*-with.tap | grep -c '^not ok ') not ok with the library; $$nd differ"; \
 	if [ $$fail -eq 0 ]; then echo "test-real: ok"; else echo "test-real: FAILED (logs: $$out)"; fi; \
+	echo "real: $$(( 2 - pyfail - (nd > 0) )) passed, $$(( pyfail + (nd > 0) )) failed"; \
 	exit $$fail
