@@ -37,6 +37,11 @@ fuzz:
 	@scripts/ensure-deps.sh fuzz
 	@$(MAKE) --no-print-directory fuzz-build
 	@mkdir -p $(FUZZ_DIR)/corpus
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	@echo "fuzz: $(FUZZ_DIR)/fuzz_alloc for $(FUZZ_SECONDS) s (log: $(FUZZ_DIR)/fuzz.log)"
+	@UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(FUZZ_DIR)/fuzz_alloc -max_total_time=$(FUZZ_SECONDS) -max_len=4000 -timeout=30 \
-	  -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus tests/fuzz/corpus
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus tests/fuzz/corpus \
+	  > $(FUZZ_DIR)/fuzz.log 2>&1; rc=$$?; \
+	if [ $$rc -ne 0 ]; then tail -n 60 $(FUZZ_DIR)/fuzz.log; echo "fuzz: FAILED (exit $$rc)"; \
+	else grep -E '^(INFO: seed corpus|Done |stat::(number_of_executed_units|new_units_added|peak_rss))' \
+	  $(FUZZ_DIR)/fuzz.log; echo "fuzz: ok, no finding"; fi; exit $$rc
