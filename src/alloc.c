@@ -60,6 +60,11 @@ void *sc__realloc(void *p, size_t n) {
   size_t old_size;
   if (sc__segment_owned(u)) {
     old_size = owned_block_size(u);
+#if SC_HARDEN
+    /* A freed block must not come back to life through realloc. */
+    if (sc_unlikely(((sc_block_t *)p)->key == sc__free_key(p, sc__secret)))
+      sc__fatal_block("realloc of freed block", p, (unsigned)old_size);
+#endif
     /* Same class: keep the block; only its requested size changes. */
     if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size) {
       update_requested_size(u, n);
