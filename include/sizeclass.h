@@ -42,6 +42,11 @@ size_t sc_usable_size(const void *p);
 bool sc_owns(const void *p);
 /** Size class that a request of n bytes maps to (16..1024), 0 if n > 1024. */
 size_t sc_class_size(size_t n);
+/** Give back to the OS, at once, the memory of every page whose blocks are
+ * all free: the calling thread's, and exited threads' (other live threads
+ * do so at their next allocator slow path). Also trims the system
+ * allocator. Returns the bytes given back (docs/footprint.md). */
+size_t sc_trim(void);
 
 /** Mark a frame boundary (call once per game-loop iteration). The allocator
  * then counts, per frame, class allocations, frees, fresh carves (blocks

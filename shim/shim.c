@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../src/alloc.h"
+#include "../src/purge.h"
 
 #define SC_EXPORT __attribute__((visibility("default")))
 
@@ -66,3 +67,12 @@ SC_EXPORT void *pvalloc(size_t n) {
 }
 
 SC_EXPORT size_t malloc_usable_size(void *p) { return sc__usable_size(p); }
+
+/* glibc: 1 if memory was given back to the OS. Ours goes back at once (this
+ * thread's and exited threads' arenas; see docs/footprint.md for other live
+ * threads), then glibc trims its own heap, which serves requests > 1024 B. */
+SC_EXPORT int malloc_trim(size_t pad) {
+  size_t ours = sc__purge_trim();
+  int sys = sc__sys_trim(pad);
+  return ours != 0 || sys != 0;
+}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "purge.h"
 
 sc_tls sc_arena_t *sc__thread_arena;
 
@@ -54,15 +55,23 @@ static void queue_push_front(sc_page_queue_t *q, sc_page_t *page) {
   page->queued = 1;
 }
 
-/** Keep current[c] equal to the head of the class queue (or the empty page). */
+/** Keep current[c] equal to the head of the class queue (or the empty page);
+ * while purge work is pending, a new head gets the purge trap (purge.c). */
 static void refresh_current(sc_arena_t *a, unsigned c) {
-  a->current[c] = a->queues[c].first ? a->queues[c].first : &sc__empty_page;
+  sc_page_t *head = a->queues[c].first;
+  a->current[c] = head ? head : &sc__empty_page;
+  if (head != NULL && a->purge.armed) head->full = 1;
 }
 
 void sc__arena_page_unfull(sc_arena_t *a, sc_page_t *page) {
+  if (page->queued) { /* not full: a purge trap on the class head */
+    sc__purge_poll(a);
+    return;
+  }
   page->full = 0;
   queue_push_back(&a->queues[page->class_idx], page);
   if (a->current[page->class_idx] == &sc__empty_page) refresh_current(a, page->class_idx);
+  sc__purge_note_unfull(a, page->class_idx);
 }
 
 /* ---- pages -------------------------------------------------------------- */
@@ -84,14 +93,16 @@ static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigne
   a->stats[c].pages++;
 }
 
-/** A page for class c: a spare one, else the next unused page of the newest
- * segment, else a page of a new segment. NULL when the OS refuses memory. */
+/** A page for class c: an empty one of c waiting to be purged (ready as it
+ * is), else an idle or purged page to re-initialise (purge.c), else the next
+ * unused page of the newest segment, else a page of a new segment. NULL when
+ * the OS refuses memory. */
 static sc_page_t *page_new(sc_arena_t *a, unsigned c) {
-  sc_page_t *page = a->spare;
+  sc_page_t *page = sc__purge_idle_take(a, c);
+  if (page != NULL) return page;
+  page = sc__purge_recycle(a);
   sc_segment_t *seg;
   if (page != NULL) {
-    a->spare = page->next;
-    a->spare_count--;
     seg = sc__segment_of((uintptr_t)page);
   } else {
     seg = a->segments;
@@ -171,7 +182,10 @@ static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
     b->next = sc__encode(b, (sc_block_t *)head, sc__secret);
   } while (!atomic_compare_exchange_weak_explicit(&owner->remote_free, &head, p,
                                                   memory_order_release, memory_order_relaxed));
+  if (sc_unlikely(head == 0)) sc__purge_remote_list_started(owner);
 }
+
+void sc__arena_drain(sc_arena_t *a) { drain_remote(a); }
 
 /* ---- the allocation slow path ------------------------------------------- */
 
@@ -196,7 +210,7 @@ static void *alloc_from_system(size_t n, unsigned c) {
 void *sc__arena_alloc_slow(size_t n, unsigned c) {
   sc_arena_t *a = sc__arena_get();
   if (sc_unlikely(a == NULL)) return alloc_from_system(n, c);
-  a->slow_calls++;
+  sc__purge_poll(a);
   for (;;) {
     sc_page_t *page = a->current[c];
     /* 1. A free block (we may have come here only for lack of an arena). */
@@ -246,6 +260,7 @@ static void arena_abandon(void *arg) {
   if (sc__thread_arena != a) return; /* stale value: a is not this thread's */
   sc__thread_arena = NULL;
   thread_exited = true;
+  sc__purge_on_abandon(a);
   pthread_mutex_lock(&arenas_lock);
   a->owned = 0;
   a->next_abandoned = arenas_abandoned;
@@ -329,6 +344,13 @@ void sc__arenas_foreach(void (*fn)(sc_arena_t *, void *), void *ctx) {
   pthread_mutex_lock(&arenas_lock);
   for (sc_arena_t *a = arenas_all; a != NULL; a = a->next_all) fn(a, ctx);
   pthread_mutex_unlock(&arenas_lock);
+}
+
+bool sc__arenas_try_foreach(void (*fn)(sc_arena_t *, void *), void *ctx) {
+  if (pthread_mutex_trylock(&arenas_lock) != 0) return false;
+  for (sc_arena_t *a = arenas_all; a != NULL; a = a->next_all) fn(a, ctx);
+  pthread_mutex_unlock(&arenas_lock);
+  return true;
 }
 
 void sc__arena_counts(uint64_t *created, uint64_t *live, uint64_t *adopted) {

@@ -24,7 +24,8 @@ typedef struct sc_arena_s sc_arena_t;
 /* Page states: a page serves one class of one arena at a time. */
 enum {
   SC_PAGE_UNUSED = 0, /* in no queue; not yet handed to a class */
-  SC_PAGE_ACTIVE = 1, /* serves a class; in its queue while it has room */
+  SC_PAGE_ACTIVE = 1, /* serves a class; in its queue while it has room, or
+                         in the arena's idle list once empty (purge.c) */
   SC_PAGE_PURGED = 2, /* returned to the OS, in the arena's spare pages */
 };
 
@@ -35,7 +36,7 @@ typedef struct sc_page_s {
   uint16_t *req;          /* requested size of each block, for statistics */
   struct sc_page_s *next; /* class queue / spare list links */
   struct sc_page_s *prev;
-  uint64_t idle_since_ns; /* when it was last seen empty (for purging) */
+  uint64_t idle_since_ns; /* non-zero: in an idle list since then (purge.c) */
   uint32_t used;          /* blocks handed out and not yet freed (owner view) */
   uint32_t capacity;      /* blocks the page holds */
   uint32_t carved;        /* blocks handed out at least once (bump index) */
@@ -43,7 +44,9 @@ typedef struct sc_page_s {
   uint8_t class_idx;
   uint8_t shift;   /* log2 of the block size */
   uint8_t state;   /* SC_PAGE_* */
-  uint8_t full;    /* 1 while out of its class queue for lack of room */
+  uint8_t full;    /* 1 while out of its class queue for lack of room; also
+                      set on a queued class head as a purge trap (purge.c):
+                      either way a local free into it takes the slow path */
   uint8_t queued;  /* 1 while linked in its class queue */
   uint8_t dirty;   /* 1 once blocks were carved since the last purge */
   uint8_t index;   /* page index in the segment */
@@ -94,6 +97,22 @@ typedef struct sc_page_queue_s {
   sc_page_t *last;
 } sc_page_queue_t;
 
+/* Memory-return state of an arena (purge.c); all zero when it is created. */
+typedef struct sc_purge_state_s {
+  sc_page_queue_t idle[SC_CLASSES]; /* empty pages out of their queue, oldest first */
+  sc_page_t *cursor[SC_CLASSES];    /* where the empty-page scan of a queue resumes */
+  uint64_t scan_sig[SC_CLASSES];    /* class counters when its last scan pass began */
+  uint64_t quiet_until[SC_CLASSES]; /* a pass that found nothing: next one not before */
+  uint64_t next_ns;                 /* no purge step before this time */
+  uint64_t idle_pages;              /* pages in idle[] */
+  uint32_t rescan;                  /* bit c: queue c may hold empty pages */
+  uint32_t found;                   /* bit c: the current scan of queue c found some */
+  uint32_t steps;                   /* purge steps so far */
+  uint8_t armed;                    /* purge traps are set on the class heads */
+  uint8_t busy;                     /* a purge of this arena is running */
+  _Atomic int request;              /* another thread asked for a full purge */
+} sc_purge_state_t;
+
 /* A thread-local arena. The first field is what the malloc fast path reads. */
 struct sc_arena_s {
   sc_page_t *current[SC_CLASSES]; /* page to allocate from (never NULL) */
@@ -105,6 +124,7 @@ struct sc_arena_s {
   sc_page_t *spare;               /* purged pages ready for any class */
   uint64_t spare_count;
   uint64_t slow_calls;            /* slow-path entries (purge pacing) */
+  sc_purge_state_t purge;         /* memory return (purge.c) */
   sc_arena_t *next_all;           /* global list of every arena */
   sc_arena_t *next_abandoned;     /* abandoned-arena stack */
   uint64_t id;
@@ -176,6 +196,11 @@ void sc__arena_page_unfull(sc_arena_t *a, sc_page_t *page);
 void sc__arena_free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page);
 /** Call fn on each arena with the arena list locked. */
 void sc__arenas_foreach(void (*fn)(sc_arena_t *, void *), void *ctx);
+/** The same if the lock is free right now (true), else nothing (false). */
+bool sc__arenas_try_foreach(void (*fn)(sc_arena_t *, void *), void *ctx);
+/** Move the blocks other threads freed into a back to their pages; the
+ * caller owns a, or holds the arena lock and a is abandoned. */
+void sc__arena_drain(sc_arena_t *a);
 /** Arenas created, live (owned by a thread) and adoptions so far. */
 void sc__arena_counts(uint64_t *created, uint64_t *live, uint64_t *adopted);
 /** sc__arenas_foreach and sc__arena_counts without the lock, for the stats

@@ -1,7 +1,615 @@
-/* purge.c — returning memory to the OS (placeholder until purging lands:
- * nothing is purged yet, so every counter is zero). */
+/* purge.c — giving memory back to the OS in small steps (docs/footprint.md).
+ *
+ * A page whose blocks are all free is found lazily: the free fast path does
+ * not test for it. A bounded scan of the class queues, resumed where it
+ * stopped, finds them; a pass over a queue starts when a page went back
+ * into it (sc__arena_page_unfull), or when the class counters the fast path
+ * keeps anyway show frees and room for an empty page. Empty pages move to
+ * the arena's idle lists (one per class, oldest first). After the delay a
+ * step purges the oldest, at most `step` pages, with one madvise per run of
+ * adjacent pages, resets them and keeps them as spare pages. New pages are
+ * taken from the idle lists and empty queue tails first (resident, no
+ * fault), then the spare pages, and only then from fresh memory. A segment
+ * left without an active page is unmapped.
+ *
+ * Steps run on the arena's own thread, from its slow paths (sc__purge_poll).
+ * A thread that only ever hits the fast paths would never get there, so
+ * while purge work is pending the class heads carry a trap: their `full`
+ * flag is set although they are queued, which sends frees into them through
+ * sc__arena_page_unfull, which counts them as slow-path events. The trap is
+ * lifted when nothing is left to do. */
 #include "purge.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-void sc__purge_stats(sc_purge_stats_t *out) { memset(out, 0, sizeof(*out)); }
+#include "sizeclass.h"
+
+/* ---- settings ------------------------------------------------------------ */
+
+/** Default delay: a page must stay empty this long before it is returned. */
+#define SC_PURGE_DELAY_MS_DEFAULT 1000
+#define SC_PURGE_DELAY_MS_MAX 3600000
+/** Default and largest step: pages returned per step at most. 64 pages
+ * (4 MiB) cost a few hundred microseconds of madvise at worst; a 60 Hz game
+ * loop gets about one step per frame, so it returns ~240 MiB/s. */
+#define SC_PURGE_STEP_DEFAULT 64
+#define SC_PURGE_STEP_MAX 4096
+/** Queue pages one step examines per class when looking for empty pages. */
+#define SC_PURGE_SCAN_PER_CLASS 64
+/** Steps of one arena are at least this far apart (or the delay, if
+ * shorter), and SC_PURGE_PAUSE times as long as the last step took: purging
+ * takes at most ~1/(1 + SC_PURGE_PAUSE) of a busy thread's time. */
+#define SC_PURGE_INTERVAL_NS 1000000ull
+#define SC_PURGE_PAUSE 8
+/** After a pass over a queue that found nothing, counter-triggered passes of
+ * that class wait a quarter of the delay, within these bounds: a busy,
+ * fragmented heap is not rescanned (nor trapped) without end. */
+#define SC_PURGE_QUIET_MIN_NS 10000000ull
+#define SC_PURGE_QUIET_MAX_NS 1000000000ull
+/** Every this many steps, a thread also tends the abandoned arenas. */
+#define SC_PURGE_ABANDONED_EVERY 16
+/** Pages gathered before one round of madvise calls. */
+#define SC_PURGE_BATCH 64
+/** The OS page size we round touched extents to. */
+#define SC_OS_PAGE 4096
+
+#define SC_STR_(x) #x
+#define SC_STR(x) SC_STR_(x)
+
+static uint64_t purge_delay_ns = SC_PURGE_DELAY_MS_DEFAULT * 1000000ull;
+static uint32_t purge_step = SC_PURGE_STEP_DEFAULT;
+static uint64_t purge_interval_ns = SC_PURGE_INTERVAL_NS;
+static uint64_t purge_quiet_ns = SC_PURGE_QUIET_MAX_NS / 4;
+
+/* ---- counters (process-wide; purging is a slow path, atomics are fine) --- */
+
+static _Atomic uint64_t n_purges, n_bytes, n_pages, n_reused, n_segments, n_recycled;
+/* Set when an abandoned arena may have purge work: live threads then look
+ * at abandoned arenas every SC_PURGE_ABANDONED_EVERY steps, until a look
+ * finds none with work left. */
+static _Atomic int abandoned_hint;
+
+/** Add n to counter c. */
+static void count(_Atomic uint64_t *c, uint64_t n) {
+  atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+void sc__purge_stats(sc_purge_stats_t *out) {
+  out->purges = atomic_load_explicit(&n_purges, memory_order_relaxed);
+  out->bytes_returned = atomic_load_explicit(&n_bytes, memory_order_relaxed);
+  out->pages_reused_after_purge = atomic_load_explicit(&n_reused, memory_order_relaxed);
+  out->pages_purged = atomic_load_explicit(&n_pages, memory_order_relaxed);
+  out->segments_unmapped = atomic_load_explicit(&n_segments, memory_order_relaxed);
+  out->pages_recycled = atomic_load_explicit(&n_recycled, memory_order_relaxed);
+}
+
+/* ---- page lists ------------------------------------------------------------ */
+
+/** Unlink p from list q (a class queue or an idle list). */
+static void list_remove(sc_page_queue_t *q, sc_page_t *p) {
+  if (p->prev)
+    p->prev->next = p->next;
+  else
+    q->first = p->next;
+  if (p->next)
+    p->next->prev = p->prev;
+  else
+    q->last = p->prev;
+  p->next = p->prev = NULL;
+}
+
+/** Append p to list q. */
+static void list_push_back(sc_page_queue_t *q, sc_page_t *p) {
+  p->next = NULL;
+  p->prev = q->last;
+  if (q->last)
+    q->last->next = p;
+  else
+    q->first = p;
+  q->last = p;
+}
+
+/** current[c] is the head of queue c, or the empty page; a head gets the
+ * trap while armed (as in arena.c). */
+static void refresh_current(sc_arena_t *a, unsigned c) {
+  sc_page_t *head = a->queues[c].first;
+  a->current[c] = head ? head : &sc__empty_page;
+  if (head != NULL && a->purge.armed) head->full = 1;
+}
+
+/** Park empty page p (already out of its queue) in the idle list of its class. */
+static void idle_push(sc_arena_t *a, sc_page_t *p, uint64_t now) {
+  p->queued = 0;
+  p->full = 0;
+  p->idle_since_ns = now != 0 ? now : 1; /* non-zero marks an idle page */
+  list_push_back(&a->purge.idle[p->class_idx], p);
+  a->purge.idle_pages++;
+}
+
+/** Take p out of its idle list. */
+static void idle_remove(sc_arena_t *a, sc_page_t *p) {
+  list_remove(&a->purge.idle[p->class_idx], p);
+  p->idle_since_ns = 0;
+  a->purge.idle_pages--;
+}
+
+/** The spare list is doubly linked (a->spare is its head) so that the pages
+ * of a segment about to be unmapped can be taken out of it. */
+static void spare_push(sc_arena_t *a, sc_page_t *p) {
+  p->prev = NULL;
+  p->next = a->spare;
+  if (a->spare) a->spare->prev = p;
+  a->spare = p;
+  a->spare_count++;
+}
+
+/** Take p out of the spare list. */
+static void spare_remove(sc_arena_t *a, sc_page_t *p) {
+  if (p->prev)
+    p->prev->next = p->next;
+  else
+    a->spare = p->next;
+  if (p->next) p->next->prev = p->prev;
+  p->next = p->prev = NULL;
+  a->spare_count--;
+}
+
+/** p no longer serves its class: drop it from the class and segment counts. */
+static void deactivate(sc_arena_t *a, sc_page_t *p) {
+  a->stats[p->class_idx].pages--;
+  sc__segment_of((uintptr_t)p)->pages_active--;
+}
+
+sc_page_t *sc__purge_idle_take(sc_arena_t *a, unsigned c) {
+  sc_page_t *p = a->purge.idle[c].last; /* the most recently emptied */
+  if (p != NULL) idle_remove(a, p);
+  return p;
+}
+
+sc_page_t *sc__purge_recycle(sc_arena_t *a) {
+  for (unsigned c = 0; c < SC_CLASSES; c++) {
+    sc_page_t *p = a->purge.idle[c].last;
+    if (p != NULL) {
+      idle_remove(a, p);
+      deactivate(a, p);
+      count(&n_recycled, 1);
+      return p;
+    }
+  }
+  /* Not scanned yet: a queue's tail is the page a free last made room in,
+   * often empty by now after a burst was freed. Never a head. */
+  for (unsigned c = 0; c < SC_CLASSES; c++) {
+    sc_page_queue_t *q = &a->queues[c];
+    sc_page_t *p = q->last;
+    if (p != NULL && p != q->first && p->used == 0) {
+      list_remove(q, p);
+      p->queued = 0;
+      deactivate(a, p);
+      count(&n_recycled, 1);
+      return p;
+    }
+  }
+  sc_page_t *p = a->spare;
+  if (p == NULL) return NULL;
+  spare_remove(a, p);
+  if (p->state == SC_PAGE_PURGED) count(&n_reused, 1);
+  return p;
+}
+
+/* ---- finding empty pages ------------------------------------------------- */
+
+/** A value of class c's counters that changes with every free of one of its
+ * blocks (the fast path keeps them; a local free moves both, a drained
+ * remote free moves `live`). */
+static uint64_t class_sig(const sc_arena_t *a, unsigned c) {
+  const sc_class_stats_t *s = &a->stats[c];
+  return s->frees - s->remote_frees - s->live;
+}
+
+/** True when a new pass over queue c may find empty pages: a page went back
+ * into it, or the last pass found some (more may have emptied behind it),
+ * or (after the quiet time of a fruitless pass) blocks were freed since the
+ * last pass began and the class has at least a page's worth of free slots
+ * (an empty page needs that many). */
+static bool pass_wanted(const sc_arena_t *a, unsigned c, uint64_t now) {
+  const sc_purge_state_t *ps = &a->purge;
+  if (ps->rescan & (1u << c)) return true;
+  if (class_sig(a, c) == ps->scan_sig[c] || now < ps->quiet_until[c]) return false;
+  uint64_t per_page = SC_PAGE_SIZE >> (c + SC_MIN_SHIFT);
+  const sc_class_stats_t *s = &a->stats[c];
+  return s->pages * per_page >= s->live + per_page;
+}
+
+/** Examine up to `budget` pages of queue c, from where the last scan stopped
+ * towards the head (never the head itself: it is the page allocations come
+ * from), and park the empty ones. A new pass starts from the tail when
+ * pass_wanted says so. */
+static void scan_class(sc_arena_t *a, unsigned c, uint64_t now, unsigned budget) {
+  sc_purge_state_t *ps = &a->purge;
+  sc_page_queue_t *q = &a->queues[c];
+  uint32_t bit = 1u << c;
+  sc_page_t *p = ps->cursor[c];
+  if (p == NULL) {
+    if (!pass_wanted(a, c, now)) return;
+    ps->rescan &= ~bit;
+    ps->scan_sig[c] = class_sig(a, c);
+    p = q->last;
+  } else if (!p->queued || p->class_idx != c) {
+    p = q->last; /* the cursor page left the queue: resume from the tail */
+  }
+  while (p != NULL && p != q->first && budget-- > 0) {
+    sc_page_t *prev = p->prev;
+    if (p->used == 0) {
+      list_remove(q, p);
+      idle_push(a, p, now);
+      ps->found |= bit;
+    }
+    p = prev;
+  }
+  if (p != NULL && p != q->first) {
+    ps->cursor[c] = p;
+    return;
+  }
+  ps->cursor[c] = NULL; /* pass complete */
+  if (ps->found & bit) {
+    ps->found &= ~bit;
+    ps->rescan |= bit;
+  } else {
+    ps->quiet_until[c] = now + purge_quiet_ns;
+  }
+}
+
+/** Park every empty page of every queue, heads included (trim). */
+static void scan_all(sc_arena_t *a, uint64_t now) {
+  for (unsigned c = 0; c < SC_CLASSES; c++) {
+    sc_page_queue_t *q = &a->queues[c];
+    for (sc_page_t *p = q->first, *next; p != NULL; p = next) {
+      next = p->next;
+      if (p->used != 0) continue;
+      list_remove(q, p);
+      idle_push(a, p, now);
+    }
+    refresh_current(a, c);
+    a->purge.cursor[c] = NULL;
+  }
+  a->purge.rescan = 0;
+  a->purge.found = 0;
+}
+
+/* ---- returning pages ------------------------------------------------------ */
+
+typedef struct {
+  sc_page_t *p[SC_PURGE_BATCH];
+  unsigned n;
+} batch_t;
+
+static size_t round_os(size_t n) { return (n + SC_OS_PAGE - 1) & ~(size_t)(SC_OS_PAGE - 1); }
+
+/** Bytes of p (and of its requested-size array) that blocks ever touched. */
+static size_t touched_bytes(const sc_page_t *p) {
+  size_t carved = p->carved < p->capacity ? p->carved : p->capacity;
+  return round_os(carved << p->shift) + round_os(carved * sizeof(uint16_t));
+}
+
+/** Unmap seg, none of whose pages is active: its pages leave the spare
+ * list, the scan cursors forget them, the arena's segment list drops it. */
+static size_t segment_release(sc_arena_t *a, sc_segment_t *seg) {
+  sc_segment_t **link = &a->segments;
+  while (*link != NULL && *link != seg) link = &(*link)->next;
+  if (*link == NULL) return 0; /* not ours: never happens, but never unmap then */
+  *link = seg->next;
+  for (unsigned i = SC_META_PAGES; i < seg->next_unused; i++)
+    if (seg->pages[i].state == SC_PAGE_PURGED) spare_remove(a, &seg->pages[i]);
+  for (unsigned c = 0; c < SC_CLASSES; c++)
+    if (a->purge.cursor[c] != NULL && sc__segment_of((uintptr_t)a->purge.cursor[c]) == seg)
+      a->purge.cursor[c] = NULL;
+  sc__segment_free(seg);
+  count(&n_segments, 1);
+  return round_os(sizeof(sc_segment_t));
+}
+
+/** madvise the pages of b (sorted here; adjacent pages share one call), make
+ * them spare, and unmap the segments they left empty. Returns bytes given back. */
+static size_t batch_flush(sc_arena_t *a, batch_t *b) {
+  for (unsigned i = 1; i < b->n; i++) /* insertion sort by address */
+    for (unsigned j = i; j > 0 && b->p[j - 1] > b->p[j]; j--) {
+      sc_page_t *t = b->p[j];
+      b->p[j] = b->p[j - 1];
+      b->p[j - 1] = t;
+    }
+  size_t bytes = 0;
+  for (unsigned i = 0, j; i < b->n; i = j) {
+    /* Descriptors are adjacent exactly when the pages are (same segment). */
+    for (j = i + 1; j < b->n && b->p[j] == b->p[j - 1] + 1; j++) {
+    }
+    sc_segment_t *seg = sc__segment_of((uintptr_t)b->p[i]);
+    size_t run = j - i;
+    bool ok = sc__os_purge(sc__page_start(b->p[i]), run * SC_PAGE_SIZE);
+    sc__os_purge(sc__segment_req_array(seg, b->p[i]->index), run * SC_REQ_BYTES_PER_PAGE);
+    for (unsigned k = i; k < j; k++) {
+      sc_page_t *p = b->p[k];
+      if (ok) bytes += touched_bytes(p);
+      deactivate(a, p);
+      p->free = NULL;
+      p->carved = 0;
+      p->used = 0;
+      p->full = 0;
+      p->queued = 0;
+      p->dirty = 0;
+      p->state = SC_PAGE_PURGED;
+      spare_push(a, p);
+    }
+    count(&n_pages, run);
+    /* Sorted: the last run of a segment is followed by another segment. */
+    if (seg->pages_active == 0 && (j == b->n || sc__segment_of((uintptr_t)b->p[j]) != seg))
+      bytes += segment_release(a, seg);
+  }
+  b->n = 0;
+  return bytes;
+}
+
+/** Purge idle pages that have been idle for `delay` ns or longer, oldest
+ * first, at most *budget of them (counted down). Returns the bytes given back. */
+static size_t purge_idle(sc_arena_t *a, uint64_t now, uint64_t delay, uint64_t *budget) {
+  batch_t b;
+  b.n = 0;
+  size_t bytes = 0;
+  while (*budget > 0) {
+    sc_page_t *oldest = NULL;
+    for (unsigned c = 0; c < SC_CLASSES; c++) {
+      sc_page_t *p = a->purge.idle[c].first;
+      if (p != NULL && (oldest == NULL || p->idle_since_ns < oldest->idle_since_ns)) oldest = p;
+    }
+    if (oldest == NULL || oldest->idle_since_ns + delay > now) break;
+    idle_remove(a, oldest);
+    if (sc_unlikely(oldest->used != 0)) { /* a double free without hardening */
+      list_push_back(&a->queues[oldest->class_idx], oldest);
+      oldest->queued = 1;
+      continue;
+    }
+    b.p[b.n++] = oldest;
+    (*budget)--;
+    if (b.n == SC_PURGE_BATCH) bytes += batch_flush(a, &b);
+  }
+  return bytes + batch_flush(a, &b);
+}
+
+/** Everything returnable in a, at once: blocks other threads freed, every
+ * empty page (class heads included), every idle page. The caller owns a
+ * (or holds the arena registry lock and a is abandoned). */
+static size_t purge_all(sc_arena_t *a, uint64_t now) {
+  if (atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0) sc__arena_drain(a);
+  scan_all(a, now);
+  uint64_t unlimited = UINT64_MAX;
+  return purge_idle(a, now, 0, &unlimited);
+}
+
+/** True while a has purge work pending at `now`: idle pages, or queues to scan. */
+static bool work_remains(const sc_arena_t *a, uint64_t now) {
+  const sc_purge_state_t *ps = &a->purge;
+  if (ps->idle_pages != 0) return true;
+  for (unsigned c = 0; c < SC_CLASSES; c++)
+    if (ps->cursor[c] != NULL || pass_wanted(a, c, now)) return true;
+  return false;
+}
+
+/** Set or lift the trap on every class head: a queued page with `full` set
+ * sends local frees into it through the slow path (see the top of file). */
+static void set_traps(sc_arena_t *a, bool on) {
+  if (!on && !a->purge.armed) return;
+  for (unsigned c = 0; c < SC_CLASSES; c++) {
+    sc_page_t *head = a->queues[c].first;
+    if (head != NULL) head->full = on; /* heads may have changed since arming */
+  }
+  a->purge.armed = on;
+}
+
+/* ---- abandoned arenas ------------------------------------------------------ */
+
+typedef struct {
+  uint64_t now;
+  uint64_t budget; /* pages still to purge in this pass */
+  size_t bytes;
+  unsigned pending; /* abandoned arenas with purge work left */
+  bool all;         /* trim: everything, at once */
+  sc_arena_t *self;
+} visit_t;
+
+/** With the registry locked: a step on an abandoned arena (nobody owns it,
+ * nobody can adopt it while the lock is held), or everything when trimming;
+ * a live arena of another thread is only asked to trim itself. */
+static void visit_arena(sc_arena_t *x, void *ctx) {
+  visit_t *v = ctx;
+  if (x == v->self) return;
+  if (x->owned) {
+    if (v->all) atomic_store_explicit(&x->purge.request, 1, memory_order_relaxed);
+    return;
+  }
+  if (x->purge.busy) return;
+  x->purge.busy = 1;
+  if (v->all) {
+    v->bytes += purge_all(x, v->now);
+  } else if (v->budget > 0) {
+    if (atomic_load_explicit(&x->remote_free, memory_order_relaxed) != 0) sc__arena_drain(x);
+    for (unsigned c = 0; c < SC_CLASSES; c++) scan_class(x, c, v->now, SC_PURGE_SCAN_PER_CLASS);
+    v->bytes += purge_idle(x, v->now, purge_delay_ns, &v->budget);
+  }
+  if (work_remains(x, v->now) || atomic_load_explicit(&x->remote_free, memory_order_relaxed) != 0)
+    v->pending++;
+  x->purge.busy = 0;
+}
+
+/** A step over the abandoned arenas, if the registry is free, purging at
+ * most *budget pages (counted down). The hint stays up while any of them
+ * has work left. */
+static size_t tend_abandoned(sc_arena_t *self, uint64_t now, uint64_t *budget) {
+  visit_t v = {now, *budget, 0, 0, false, self};
+  if (!sc__arenas_try_foreach(visit_arena, &v)) return 0;
+  if (v.pending == 0) atomic_store_explicit(&abandoned_hint, 0, memory_order_relaxed);
+  *budget = v.budget;
+  return v.bytes;
+}
+
+void sc__purge_wake_abandoned(void) {
+  if (atomic_load_explicit(&abandoned_hint, memory_order_relaxed) == 0)
+    atomic_store_explicit(&abandoned_hint, 1, memory_order_relaxed);
+  /* This thread is live: its traps bring it to a step soon, even if it
+   * stays on the fast paths from now on. */
+  sc_arena_t *self = sc__thread_arena;
+  if (self != NULL && !self->purge.busy && purge_step != 0) set_traps(self, true);
+}
+
+void sc__purge_on_abandon(sc_arena_t *a) {
+  /* Still the owner: park every empty page now (nobody will allocate from
+   * the heads until an adoption) and return those already past the delay. */
+  sc_purge_state_t *ps = &a->purge;
+  if (ps->busy) return;
+  ps->busy = 1;
+  uint64_t now = sc__os_now_ns(), unlimited = UINT64_MAX;
+  scan_all(a, now);
+  size_t bytes = purge_step != 0 ? purge_idle(a, now, purge_delay_ns, &unlimited) : 0;
+  if (bytes != 0) {
+    count(&n_purges, 1);
+    count(&n_bytes, bytes);
+  }
+  set_traps(a, false);
+  ps->busy = 0;
+  if (work_remains(a, now) || atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0)
+    atomic_store_explicit(&abandoned_hint, 1, memory_order_relaxed);
+}
+
+/* ---- steps and trims ------------------------------------------------------- */
+
+void sc__purge_tick(sc_arena_t *a) {
+  sc_purge_state_t *ps = &a->purge;
+  if (ps->busy) return; /* a step of a is running further up the stack */
+  bool requested = atomic_load_explicit(&ps->request, memory_order_relaxed) != 0;
+  if (!requested && purge_step == 0) return;
+  uint64_t now = sc__os_now_ns();
+  if (!requested && now < ps->next_ns) return;
+  ps->busy = 1;
+  size_t bytes;
+  uint64_t budget = purge_step; /* pages this step may purge, all arenas together */
+  if (requested) {
+    atomic_store_explicit(&ps->request, 0, memory_order_relaxed);
+    bytes = purge_all(a, now);
+  } else {
+    for (unsigned c = 0; c < SC_CLASSES; c++) scan_class(a, c, now, SC_PURGE_SCAN_PER_CLASS);
+    bytes = purge_idle(a, now, purge_delay_ns, &budget);
+  }
+  bool abandoned = atomic_load_explicit(&abandoned_hint, memory_order_relaxed) != 0;
+  if (abandoned && budget > 0 && ++ps->steps % SC_PURGE_ABANDONED_EVERY == 0)
+    bytes += tend_abandoned(a, now, &budget);
+  if (bytes != 0) {
+    count(&n_purges, 1);
+    count(&n_bytes, bytes);
+  }
+  /* Abandoned arenas only get steps from live threads: keep ours coming. */
+  set_traps(a, purge_step != 0 && (work_remains(a, now) || abandoned));
+  uint64_t pause = purge_interval_ns;
+  if (bytes != 0) {
+    uint64_t end = sc__os_now_ns(), took = end - now;
+    if (took * SC_PURGE_PAUSE > pause) pause = took * SC_PURGE_PAUSE;
+    now = end;
+  }
+  ps->next_ns = now + pause;
+  ps->busy = 0;
+}
+
+size_t sc__purge_trim(void) {
+  uint64_t now = sc__os_now_ns();
+  size_t bytes = 0;
+  sc_arena_t *self = sc__thread_arena;
+  if (self != NULL && !self->purge.busy) {
+    self->purge.busy = 1;
+    atomic_store_explicit(&self->purge.request, 0, memory_order_relaxed);
+    bytes += purge_all(self, now);
+    set_traps(self, false);
+    self->purge.busy = 0;
+  }
+  visit_t v = {now, 0, 0, 0, true, self};
+  sc__arenas_foreach(visit_arena, &v);
+  bytes += v.bytes;
+  if (bytes != 0) {
+    count(&n_purges, 1);
+    count(&n_bytes, bytes);
+  }
+  return bytes;
+}
+
+sc_public size_t sc_trim(void) {
+  size_t bytes = sc__purge_trim();
+  sc__sys_trim(0);
+  return bytes;
+}
+
+/* ---- settings ---------------------------------------------------------------- */
+
+void sc__purge_configure(uint64_t delay_ms, uint32_t step_pages) {
+  purge_delay_ns = delay_ms * 1000000ull;
+  purge_step = step_pages;
+  purge_interval_ns = purge_delay_ns < SC_PURGE_INTERVAL_NS ? purge_delay_ns : SC_PURGE_INTERVAL_NS;
+  uint64_t quiet = purge_delay_ns / 4;
+  purge_quiet_ns = quiet < SC_PURGE_QUIET_MIN_NS   ? SC_PURGE_QUIET_MIN_NS
+                   : quiet > SC_PURGE_QUIET_MAX_NS ? SC_PURGE_QUIET_MAX_NS
+                                                   : quiet;
+}
+
+void sc__purge_settings(uint64_t *delay_ms, uint32_t *step_pages) {
+  *delay_ms = purge_delay_ns / 1000000ull;
+  *step_pages = purge_step;
+}
+
+/** Parse a decimal number in 0..max (digits only); false if s is not one. */
+static bool parse_uint(const char *s, uint64_t max, uint64_t *out) {
+  uint64_t v = 0;
+  if (*s == 0) return false;
+  for (; *s != 0; s++) {
+    if (*s < '0' || *s > '9') return false;
+    v = v * 10 + (uint64_t)(*s - '0');
+    if (v > max) return false;
+  }
+  *out = v;
+  return true;
+}
+
+/** "sizeclass: NAME='value' is not <what>; using <default>", built without
+ * allocating (the value is cut at 40 characters). */
+static void warn_bad(const char *name, const char *value, const char *what) {
+  char msg[200];
+  size_t n = 0;
+  const char *parts[] = {name, "='", value, "' is not ", what, NULL};
+  for (unsigned i = 0; parts[i] != NULL; i++) {
+    size_t limit = parts[i] == value ? 40 : sizeof(msg);
+    for (const char *s = parts[i]; *s != 0 && limit > 0 && n < sizeof(msg) - 1; s++, limit--)
+      msg[n++] = *s;
+  }
+  msg[n] = 0;
+  sc__warn(msg);
+}
+
+void sc__purge_read_env(void) {
+  uint64_t delay_ms = SC_PURGE_DELAY_MS_DEFAULT, step = SC_PURGE_STEP_DEFAULT, v;
+  const char *s = getenv("SIZECLASS_PURGE_DELAY_MS");
+  if (s != NULL) {
+    if (parse_uint(s, SC_PURGE_DELAY_MS_MAX, &v))
+      delay_ms = v;
+    else
+      warn_bad("SIZECLASS_PURGE_DELAY_MS", s,
+               "a delay in milliseconds (0.." SC_STR(SC_PURGE_DELAY_MS_MAX) "); using " SC_STR(
+                   SC_PURGE_DELAY_MS_DEFAULT));
+  }
+  s = getenv("SIZECLASS_PURGE_STEP");
+  if (s != NULL) {
+    if (parse_uint(s, SC_PURGE_STEP_MAX, &v))
+      step = v;
+    else
+      warn_bad("SIZECLASS_PURGE_STEP", s,
+               "a number of pages per step (0.." SC_STR(SC_PURGE_STEP_MAX) "); using " SC_STR(
+                   SC_PURGE_STEP_DEFAULT));
+  }
+  sc__purge_configure(delay_ms, (uint32_t)step);
+}
+
+__attribute__((constructor)) static void purge_on_load(void) { sc__purge_read_env(); }
