@@ -1,0 +1,515 @@
+/* test_purge.c — memory goes back to the OS (issue 7, docs/footprint.md):
+ * a freed burst settles under light load within a bounded time,
+ * malloc_trim/sc_trim return everything at once, exited threads' memory is
+ * returnable, steps are bounded, blocks still in use (or waiting in a remote
+ * list) are never purged, and the settings parse as documented. Linked with
+ * libsizeclass.a: every malloc here is ours. Each test runs in its own
+ * process, so sc__purge_configure() settings do not leak between tests. */
+#include <criterion/criterion.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_util.h"
+#include "internal.h"
+#include "purge.h"
+#include "sizeclass.h"
+
+#define MIB ((size_t)1 << 20)
+/** A delay no test outlives: nothing is purged but by a trim. */
+#define NEVER_MS 3600000
+
+/** A singly linked list of `bytes` worth of blocks of n bytes (>= 16; each
+ * block's first word links the next one). */
+static void *alloc_list(size_t bytes, size_t n) {
+  void *head = NULL;
+  size_t count = bytes / (size_t)sc_class_size(n);
+  for (size_t i = 0; i < count; i++) {
+    void **p = malloc(n);
+    cr_assert_not_null(p);
+    *p = head;
+    head = p;
+  }
+  return head;
+}
+
+static void free_list(void *head) {
+  while (head != NULL) {
+    void *next = *(void **)head;
+    free(head);
+    head = next;
+  }
+}
+
+static sc_purge_stats_t purge_stats(void) {
+  sc_purge_stats_t s;
+  sc__purge_stats(&s);
+  return s;
+}
+
+/** Steps are paced in time (at least 1 ms apart, and 8 times as long as
+ * the last step took), so settling is bounded in milliseconds: ~0.5 s for
+ * 512 MiB here. The bound below only turns "never" into a failure. */
+#define SETTLE_MAX_MS 30000
+
+/** A light load: `slots` blocks of 48 B in ring, one replaced per operation,
+ * until RSS is below `target` or max_ms passed. Returns the milliseconds it
+ * took (> max_ms: it did not get there). */
+static double light_load(void **ring, unsigned slots, double max_ms, size_t target) {
+  double start = cu_now(), ms = 0;
+  for (uint64_t ops = 0; cu_rss_bytes() >= target && ms <= max_ms;) {
+    for (unsigned k = 0; k < 1024; k++, ops++) {
+      free(ring[ops % slots]);
+      ring[ops % slots] = cu_escape(malloc(48));
+    }
+    ms = (cu_now() - start) * 1000;
+  }
+  return ms;
+}
+
+/* ---- a burst settles ------------------------------------------------------ */
+
+Test(purge, burst_settles_under_light_load) {
+  sc__purge_configure(0, 16); /* return pages as soon as they are found empty */
+  sc_purge_stats_t before = purge_stats();
+  size_t base = cu_rss_bytes();
+  void *list = alloc_list(512 * MIB, 200);
+  size_t peak = cu_rss_bytes();
+  cr_assert_geq(peak - base, 480 * MIB, "the burst should be resident: %zu B", peak - base);
+  free_list(list);
+  void *ring[32] = {0};
+  double ms = light_load(ring, 32, SETTLE_MAX_MS, peak / 10);
+  size_t settled = cu_rss_bytes();
+  cr_assert_leq(ms, SETTLE_MAX_MS, "RSS %zu B still >= 10%% of peak %zu B after %.0f ms", settled,
+                peak, ms);
+  cr_assert_lt(settled, peak / 10);
+  sc_purge_stats_t after = purge_stats();
+  cr_assert_geq(after.pages_purged - before.pages_purged, 7000);
+  cr_assert_geq(after.bytes_returned - before.bytes_returned, 440 * MIB);
+  cr_assert_gt(after.segments_unmapped, before.segments_unmapped);
+  for (unsigned i = 0; i < 32; i++) free(ring[i]);
+}
+
+Test(purge, delay_holds_memory_until_trim) {
+  sc__purge_configure(NEVER_MS, 16);
+  void *list = alloc_list(256 * MIB, 100);
+  size_t peak = cu_rss_bytes();
+  free_list(list);
+  void *ring[32] = {0};
+  light_load(ring, 32, 200, 0); /* 200 ms of light load */
+  size_t held = cu_rss_bytes();
+  cr_assert_gt(held, peak / 2, "nothing may be purged before the delay: %zu of %zu B", held, peak);
+  for (unsigned i = 0; i < 32; i++) free(ring[i]);
+  cr_assert_eq(malloc_trim(0), 1);
+  size_t trimmed = cu_rss_bytes();
+  cr_assert_lt(trimmed, peak / 10, "after malloc_trim: %zu B of peak %zu B", trimmed, peak);
+  sc_trim(); /* whatever emptied while asserting */
+  cr_assert_eq(sc_trim(), 0, "a second trim finds nothing left");
+}
+
+/* ---- exited threads ---------------------------------------------------------- */
+
+static void *alloc_and_free_100mib(void *arg) {
+  (void)arg;
+  free_list(alloc_list(100 * MIB, 64));
+  return NULL;
+}
+
+static void *alloc_100mib(void *arg) {
+  (void)arg;
+  return alloc_list(100 * MIB, 64);
+}
+
+/** Run fn in a thread that exits; returns what it returned. */
+static void *in_thread(void *(*fn)(void *)) {
+  pthread_t t;
+  void *ret = NULL;
+  cr_assert_eq(pthread_create(&t, NULL, fn, NULL), 0);
+  cr_assert_eq(pthread_join(t, &ret), 0);
+  return ret;
+}
+
+Test(purge, exited_thread_leaves_nothing_after_trim) {
+  sc__purge_configure(NEVER_MS, 16);
+  in_thread(alloc_and_free_100mib); /* warm up: thread stack, arena, glibc */
+  malloc_trim(0);
+  size_t base = cu_rss_bytes();
+  in_thread(alloc_and_free_100mib);
+  size_t held = cu_rss_bytes();
+  cr_assert_gt(held, base + 90 * MIB, "the exited thread's pages are still held");
+  cr_assert_eq(malloc_trim(0), 1);
+  size_t after = cu_rss_bytes();
+  cr_assert_lt(after, base + 2 * MIB, "resident after trim: %zu B over the base", after - base);
+}
+
+Test(purge, blocks_freed_after_their_thread_exited_are_returned) {
+  sc__purge_configure(NEVER_MS, 16);
+  free_list(in_thread(alloc_100mib)); /* warm up */
+  malloc_trim(0);
+  size_t base = cu_rss_bytes();
+  void *list = in_thread(alloc_100mib);
+  free_list(list); /* remote frees into the abandoned arena */
+  cr_assert_gt(cu_rss_bytes(), base + 90 * MIB);
+  size_t got = sc_trim();
+  cr_assert_geq(got, 90 * MIB, "sc_trim returned %zu B", got);
+  size_t after = cu_rss_bytes();
+  cr_assert_lt(after, base + 2 * MIB, "resident after trim: %zu B over the base", after - base);
+}
+
+Test(purge, exiting_thread_returns_what_is_past_the_delay) {
+  sc__purge_configure(0, 16);
+  free_list(in_thread(alloc_100mib)); /* warm up */
+  malloc_trim(0);
+  size_t base = cu_rss_bytes();
+  in_thread(alloc_and_free_100mib);
+  size_t after = cu_rss_bytes();
+  cr_assert_lt(after, base + 10 * MIB, "resident after exit: %zu B over the base", after - base);
+}
+
+Test(purge, live_threads_tend_abandoned_arenas) {
+  sc__purge_configure(0, 64);
+  free_list(in_thread(alloc_100mib)); /* warm up */
+  malloc_trim(0);
+  size_t base = cu_rss_bytes();
+  void *list = in_thread(alloc_100mib); /* its blocks outlive it */
+  cr_assert_gt(cu_rss_bytes(), base + 90 * MIB);
+  free_list(list); /* remote frees into the abandoned arena */
+  void *ring[32] = {0};
+  double ms = light_load(ring, 32, SETTLE_MAX_MS, base + 10 * MIB);
+  cr_assert_leq(ms, SETTLE_MAX_MS, "RSS %zu B over the base after %.0f ms", cu_rss_bytes() - base,
+                ms);
+  for (unsigned i = 0; i < 32; i++) free(ring[i]);
+}
+
+/* ---- bounded steps, reuse, safety -------------------------------------------- */
+
+Test(purge, a_step_purges_at_most_step_pages) {
+  sc__purge_configure(0, 4);
+  void *keep = cu_escape(malloc(16)); /* the arena exists */
+  free_list(alloc_list(8 * MIB, 512));
+  sc_arena_t *a = sc__thread_arena;
+  cr_assert_not_null(a);
+  for (int i = 0; i < 20; i++) {
+    sc_purge_stats_t s0 = purge_stats();
+    a->purge.next_ns = 0;
+    sc__purge_tick(a);
+    sc_purge_stats_t s1 = purge_stats();
+    cr_assert_leq(s1.pages_purged - s0.pages_purged, 4, "step %d purged %llu pages", i,
+                  (unsigned long long)(s1.pages_purged - s0.pages_purged));
+  }
+  cr_assert_gt(purge_stats().pages_purged, 0);
+  free(keep);
+}
+
+Test(purge, purged_pages_are_reused_before_fresh_memory) {
+  sc__purge_configure(NEVER_MS, 16);
+  /* Keep one block per segment's worth so no segment is unmapped. */
+  size_t n = 32 * MIB / 512;
+  void **blocks = malloc(n * sizeof(void *));
+  cr_assert_not_null(blocks);
+  for (size_t i = 0; i < n; i++) blocks[i] = cu_escape(malloc(512));
+  for (size_t i = 0; i < n; i++)
+    if (i % 4096 != 0) free(blocks[i]);
+  cr_assert_geq(sc_trim(), 28 * MIB);
+  sc_purge_stats_t s0 = purge_stats();
+  size_t vm0 = cu_vm_bytes();
+  void *list = alloc_list(24 * MIB, 32); /* another class */
+  sc_purge_stats_t s1 = purge_stats();
+  cr_assert_geq(s1.pages_reused_after_purge - s0.pages_reused_after_purge, 300,
+                "only %llu purged pages reused",
+                (unsigned long long)(s1.pages_reused_after_purge - s0.pages_reused_after_purge));
+  cr_assert_leq(cu_vm_bytes(), vm0 + 4 * MIB, "fresh segments were mapped instead");
+  free_list(list);
+  for (size_t i = 0; i < n; i += 4096) free(blocks[i]);
+  free(blocks);
+}
+
+Test(purge, live_blocks_survive_purges_and_trims) {
+  sc__purge_configure(0, 8);
+  enum { SLOTS = 20000 };
+  void **slot = calloc(SLOTS, sizeof(void *));
+  size_t *size = calloc(SLOTS, sizeof(size_t));
+  uint64_t *seed = calloc(SLOTS, sizeof(uint64_t));
+  cr_assert(slot && size && seed);
+  uint64_t rng = 12345;
+  for (uint64_t op = 0; op < 600000; op++) {
+    size_t i = (size_t)(cu_rand(&rng) % SLOTS);
+    if (slot[i] != NULL) {
+      cr_assert(cu_check(slot[i], size[i], seed[i]), "block %zu corrupted at op %llu", i,
+                (unsigned long long)op);
+      free(slot[i]);
+      slot[i] = NULL;
+    } else {
+      size[i] = 1 + (size_t)(cu_rand(&rng) % 1024);
+      seed[i] = op;
+      slot[i] = malloc(size[i]);
+      cr_assert_not_null(slot[i]);
+      cu_fill(slot[i], size[i], seed[i]);
+    }
+    if (op % 100000 == 99999) {
+      /* Free most, so that whole pages empty out, then trim. */
+      for (size_t k = 0; k < SLOTS; k++)
+        if (slot[k] != NULL && k % 7 != 0) {
+          cr_assert(cu_check(slot[k], size[k], seed[k]));
+          free(slot[k]);
+          slot[k] = NULL;
+        }
+      sc_trim();
+    }
+  }
+  for (size_t k = 0; k < SLOTS; k++)
+    if (slot[k] != NULL) {
+      cr_assert(cu_check(slot[k], size[k], seed[k]), "block %zu corrupted", k);
+      free(slot[k]);
+    }
+  free(slot);
+  free(size);
+  free(seed);
+}
+
+/* Threads that allocate, free their own and each other's blocks, exit and
+ * are replaced (their arenas abandoned, tended, adopted), while some of
+ * them trim: every block keeps its contents until its free. */
+enum { STRESS_SLOTS = 4096, STRESS_THREADS = 4, STRESS_ROUNDS = 6 };
+typedef struct {
+  _Atomic(void *) slot[STRESS_SLOTS]; /* shared: any thread may free any block */
+  _Atomic int bad;
+} stress_t;
+
+/* A stress block: its seed in the first 8 bytes, then 0..1016 pattern bytes. */
+static size_t stress_size(uint64_t seed) { return 8 + (size_t)(seed % 1017); }
+
+static void *stress_block(uint64_t seed) {
+  uint8_t *p = malloc(stress_size(seed));
+  if (p == NULL) return NULL;
+  memcpy(p, &seed, 8);
+  cu_fill(p + 8, stress_size(seed) - 8, seed);
+  return p;
+}
+
+static bool stress_intact(const uint8_t *p) {
+  uint64_t seed;
+  memcpy(&seed, p, 8);
+  return cu_check(p + 8, stress_size(seed) - 8, seed);
+}
+
+static void *stress_worker(void *arg) {
+  stress_t *st = arg;
+  uint64_t rng = (uint64_t)(uintptr_t)&rng ^ 0x9E3779B97F4A7C15ull;
+  for (int op = 0; op < 60000; op++) {
+    size_t i = (size_t)(cu_rand(&rng) % STRESS_SLOTS);
+    void *p = atomic_exchange(&st->slot[i], NULL);
+    if (p != NULL) {
+      if (!stress_intact(p)) atomic_store(&st->bad, 1);
+      free(p);
+    } else {
+      p = stress_block(cu_rand(&rng));
+      if (p == NULL) {
+        atomic_store(&st->bad, 2);
+        continue;
+      }
+      void *old = NULL;
+      if (!atomic_compare_exchange_strong(&st->slot[i], &old, p)) free(p);
+    }
+    if (op % 20000 == 19999) sc_trim();
+  }
+  return NULL;
+}
+
+Test(purge, concurrent_threads_exits_and_trims_keep_blocks_intact) {
+  sc__purge_configure(0, 8);
+  static stress_t st;
+  for (int round = 0; round < STRESS_ROUNDS; round++) {
+    pthread_t t[STRESS_THREADS];
+    for (int k = 0; k < STRESS_THREADS; k++)
+      cr_assert_eq(pthread_create(&t[k], NULL, stress_worker, &st), 0);
+    for (int k = 0; k < STRESS_THREADS; k++) cr_assert_eq(pthread_join(t[k], NULL), 0);
+    cr_assert_eq(atomic_load(&st.bad), 0, "round %d: a block lost its contents", round);
+  }
+  for (size_t i = 0; i < STRESS_SLOTS; i++) {
+    void *p = atomic_load(&st.slot[i]);
+    if (p == NULL) continue;
+    cr_assert(stress_intact(p));
+    free(p);
+  }
+  sc_trim();
+}
+
+/* Thread B frees every block of a page of thread A; the blocks wait in A's
+ * remote list, so A's purge steps must not take the page (its `used` count
+ * still has them) until A drains them. */
+static void *free_all_remotely(void *list) {
+  free_list(list);
+  return NULL;
+}
+
+Test(purge, pages_with_pending_remote_frees_are_not_purged) {
+  sc__purge_configure(0, 64);
+  void *keep = cu_escape(malloc(16));
+  sc_arena_t *a = sc__thread_arena;
+  void *list = alloc_list(4 * MIB, 256);
+  sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)list), (uintptr_t)list);
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, free_all_remotely, list), 0);
+  cr_assert_eq(pthread_join(t, NULL), 0);
+  cr_assert_neq(atomic_load(&a->remote_free), 0, "the frees wait in the remote list");
+  for (int i = 0; i < 50; i++) {
+    a->purge.next_ns = 0;
+    a->purge.rescan = (1u << SC_CLASSES) - 1;
+    sc__purge_tick(a);
+  }
+  cr_assert_eq(page->state, SC_PAGE_ACTIVE, "a page with pending remote frees was purged");
+  cr_assert_gt(page->used, 0);
+  cr_assert_neq(atomic_load(&a->remote_free), 0);
+  sc_purge_stats_t s0 = purge_stats();
+  cr_assert_geq(sc_trim(), 3 * MIB, "the trim drains the remote list and returns the pages");
+  cr_assert_gt(purge_stats().pages_purged, s0.pages_purged);
+  free(keep);
+}
+
+/** Free a block whose page was purged (its segment still mapped): the
+ * hardened check must catch it as an invalid free. */
+static void reach_purged_page(void) {
+  sc__purge_configure(NEVER_MS, 16);
+  enum { N = 2048 }; /* 8 pages of 256 B blocks */
+  void **b = malloc(N * sizeof(void *));
+  cr_assert_not_null(b);
+  for (unsigned i = 0; i < N; i++) b[i] = cu_escape(malloc(256));
+  /* Keep one block in every other page, so every segment stays mapped. */
+  for (unsigned i = 0; i < N; i++)
+    if (i % 512 != 0) free(b[i]);
+  sc_trim();
+  void *victim = NULL;
+  for (unsigned i = 0; i < N && victim == NULL; i++) {
+    uintptr_t u = (uintptr_t)b[i];
+    if (i % 512 != 0 && sc__segment_owned(u) &&
+        sc__page_of(sc__segment_of(u), u)->state == SC_PAGE_PURGED)
+      victim = b[i];
+  }
+  cr_assert_not_null(victim, "no block on a purged page of a mapped segment");
+  free(victim);
+}
+
+Test(purge, free_into_a_purged_page_aborts, .signal = SIGABRT) { reach_purged_page(); }
+
+/* ---- settings ------------------------------------------------------------------ */
+
+/** Run sc__purge_read_env with the two variables set (NULL: unset) and
+ * return what it wrote to stderr (fd 2) in buf. */
+static void read_env(const char *delay, const char *step, char *buf, size_t cap) {
+  if (delay)
+    setenv("SIZECLASS_PURGE_DELAY_MS", delay, 1);
+  else
+    unsetenv("SIZECLASS_PURGE_DELAY_MS");
+  if (step)
+    setenv("SIZECLASS_PURGE_STEP", step, 1);
+  else
+    unsetenv("SIZECLASS_PURGE_STEP");
+  char path[] = "/tmp/sc_purge_env_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  unlink(path);
+  int saved = dup(2);
+  dup2(fd, 2);
+  sc__purge_read_env();
+  dup2(saved, 2);
+  close(saved);
+  ssize_t n = pread(fd, buf, cap - 1, 0);
+  close(fd);
+  buf[n > 0 ? n : 0] = 0;
+}
+
+static uint64_t count_lines(const char *s, const char *prefix) {
+  uint64_t n = 0;
+  for (const char *line = s; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "")
+    if (strncmp(line, prefix, strlen(prefix)) == 0) n++;
+  return n;
+}
+
+Test(purge, settings_defaults_and_good_values) {
+  char err[1024];
+  uint64_t delay;
+  uint32_t step;
+  read_env(NULL, NULL, err, sizeof(err));
+  sc__purge_settings(&delay, &step);
+  cr_assert_eq(delay, 1000);
+  cr_assert_eq(step, 64);
+  cr_assert_str_empty(err);
+  read_env("0", "0", err, sizeof(err));
+  sc__purge_settings(&delay, &step);
+  cr_assert_eq(delay, 0);
+  cr_assert_eq(step, 0);
+  cr_assert_str_empty(err);
+  read_env("250", "4096", err, sizeof(err));
+  sc__purge_settings(&delay, &step);
+  cr_assert_eq(delay, 250);
+  cr_assert_eq(step, 4096);
+  cr_assert_str_empty(err);
+}
+
+Test(purge, bad_settings_warn_once_and_use_defaults) {
+  const char *bad[] = {"abc", "", "-1", " 5", "5ms", "3600001", "99999999999999999999999"};
+  char err[1024];
+  for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    read_env(bad[i], bad[i], err, sizeof(err));
+    uint64_t delay;
+    uint32_t step;
+    sc__purge_settings(&delay, &step);
+    cr_assert_eq(delay, 1000, "delay for '%s'", bad[i]);
+    cr_assert_eq(step, 64, "step for '%s'", bad[i]);
+    cr_assert_eq(count_lines(err, "sizeclass: SIZECLASS_PURGE_DELAY_MS="), 1, "'%s': %s", bad[i],
+                 err);
+    cr_assert_eq(count_lines(err, "sizeclass: SIZECLASS_PURGE_STEP="), 1, "'%s': %s", bad[i], err);
+    cr_assert_eq(count_lines(err, ""), 2, "exactly two lines for '%s': %s", bad[i], err);
+  }
+}
+
+/* ---- preloaded: settings from the environment, the exported malloc_trim ----- */
+
+/** Run purge_burst preloaded with env; parse its four lines. */
+static void run_burst(const char *const *env, const char *mib, const char *max_ms, size_t *peak,
+                      size_t *settled, unsigned long long *done, int *trim, size_t *trimmed,
+                      char *err, size_t errcap) {
+  char prog[4096];
+  cu_build_path(prog, sizeof(prog), "tests/progs/purge_burst");
+  char *argv[] = {prog, (char *)mib, (char *)max_ms, NULL};
+  cu_run_opts_t o = {.preload = true, .timeout_s = 120, .env = env};
+  cu_run_t r;
+  cr_assert(cu_run(&r, argv, &o), "could not run %s", prog);
+  cr_assert_eq(r.exit_code, 0, "purge_burst: exit %d, stderr: %s", r.exit_code, r.err);
+  cr_assert_eq(sscanf(r.out, "peak %zu\nsettled %zu %llu\ntrim %d\ntrimmed %zu", peak, settled,
+                      done, trim, trimmed),
+               5, "output: %s", r.out);
+  snprintf(err, errcap, "%s", r.err);
+  free(r.out);
+}
+
+Test(purge, preloaded_burst_settles_with_env_delay) {
+  const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=0", NULL};
+  size_t peak, settled, trimmed;
+  unsigned long long ms;
+  int trim;
+  char err[4096];
+  run_burst(env, "256", "30000", &peak, &settled, &ms, &trim, &trimmed, err, sizeof(err));
+  cr_assert_geq(peak, 240 * MIB);
+  cr_assert_lt(settled, peak / 10, "settled %zu of peak %zu after %llu ms", settled, peak, ms);
+  cr_assert_str_empty(err);
+}
+
+Test(purge, preloaded_bad_env_warns_and_malloc_trim_returns_all) {
+  const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=soon", NULL};
+  size_t peak, settled, trimmed;
+  unsigned long long ms;
+  int trim;
+  char err[4096];
+  run_burst(env, "128", "10", &peak, &settled, &ms, &trim, &trimmed, err, sizeof(err));
+  cr_assert_eq(count_lines(err, "sizeclass: SIZECLASS_PURGE_DELAY_MS='soon' is not"), 1, "%s", err);
+  cr_assert_eq(count_lines(err, ""), 1, "one warning line only: %s", err);
+  cr_assert_geq(peak, 120 * MIB);
+  cr_assert_eq(trim, 1);
+  cr_assert_lt(trimmed, peak / 10, "after malloc_trim(0): %zu of peak %zu", trimmed, peak);
+}
