@@ -62,7 +62,7 @@ void *sc__realloc(void *p, size_t n) {
     old_size = owned_block_size(u);
 #if SC_HARDEN
     /* A freed block must not come back to life through realloc. */
-    if (sc_unlikely(((sc_block_t *)p)->key == sc__free_key(p, sc__secret)))
+    if (sc_unlikely(((sc_block_t *)p)->key == sc__free_key(p, sc__key_secret)))
       sc__fatal_block("realloc of freed block", p, (unsigned)old_size);
 #endif
     /* Same class: keep the block; only its requested size changes. */

@@ -91,7 +91,7 @@ static inline void sc__free_inline(void *p) {
     unsigned c = page->class_idx;
     sc__check_block(page, u);
 #if SC_HARDEN
-    uintptr_t key = sc__free_key(b, a->secret);
+    uintptr_t key = sc__free_key(b, a->key_secret);
     if (sc_unlikely(b->key == key)) sc__fatal_block("double free", p, (unsigned)sc__class_size(c));
     b->key = key;
 #endif

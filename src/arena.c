@@ -164,7 +164,7 @@ static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
   }
   unsigned c = page->class_idx;
 #if SC_HARDEN
-  uintptr_t key = sc__free_key(b, sc__secret);
+  uintptr_t key = sc__free_key(b, sc__key_secret);
   if (sc_unlikely(b->key == key)) sc__fatal_block("double free", b, (unsigned)sc__class_size(c));
   b->key = key;
 #endif
@@ -303,6 +303,7 @@ static sc_arena_t *arena_create(void) {
   if (a == NULL) return NULL;
   for (unsigned c = 0; c < SC_CLASSES; c++) a->current[c] = &sc__empty_page;
   a->secret = sc__secret;
+  a->key_secret = sc__key_secret;
   return a;
 }
 

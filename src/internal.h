@@ -117,6 +117,7 @@ typedef struct sc_purge_state_s {
 struct sc_arena_s {
   sc_page_t *current[SC_CLASSES]; /* page to allocate from (never NULL) */
   uintptr_t secret;               /* copy of the process secret (hardening) */
+  uintptr_t key_secret;           /* copy of the free-key secret */
   sc_class_stats_t stats[SC_CLASSES];
   sc_page_queue_t queues[SC_CLASSES];
   _Atomic(uintptr_t) remote_free; /* blocks freed by other threads */
@@ -138,6 +139,9 @@ extern const uint8_t sc__class_of_granule[SC_BUCKETS];
 /* ---- init.c ---------------------------------------------------------- */
 /** Secret mixed into free-list links and free keys; set once at init. */
 extern uintptr_t sc__secret;
+/** Second secret, for free keys only: reading a freed block's key (a
+ * use-after-free read) must not reveal the link secret. */
+extern uintptr_t sc__key_secret;
 /** Make the process-wide state ready; cheap and idempotent. */
 void sc__init(void);
 

@@ -168,6 +168,19 @@ static inline int hu_double_free_realloc(const hu_env_t *env) {
   return 0;
 }
 
+/** realloc of a freed block within its class must not bring it back to
+ * life (it would be live and on a free list at once). */
+static inline int hu_realloc_freed_same_class(const hu_env_t *env) {
+  void *p = hu_block(env);
+  if (p == NULL) return 2;
+  void *again = hu_opaque(p);
+  free(p);
+  env->announce((uintptr_t)again);
+  void *q = realloc(again, HU_SIZE - 1);
+  hu_opaque(q);
+  return 0;
+}
+
 /* ---- invalid free ------------------------------------------------------- */
 
 /** A pointer into the middle of a live block. */
@@ -340,7 +353,8 @@ static const hu_case_t hu_cases[] = {
     {"double_free_thread", "double free", HU_SIZE, hu_double_free_thread},
     {"double_free_remote_list", "double free", HU_SIZE, hu_double_free_remote_list},
     {"double_free_after_drain", "double free", HU_SIZE, hu_double_free_after_drain},
-    {"double_free_realloc", "double free", HU_SIZE, hu_double_free_realloc},
+    {"double_free_realloc", "realloc of freed block", HU_SIZE, hu_double_free_realloc},
+    {"realloc_freed_same_class", "realloc of freed block", HU_SIZE, hu_realloc_freed_same_class},
     {"invalid_interior", "invalid free", 0, hu_invalid_interior},
     {"invalid_interior_thread", "invalid free", 0, hu_invalid_interior_thread},
     {"invalid_uncarved", "invalid free", 0, hu_invalid_uncarved},
