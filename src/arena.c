@@ -29,10 +29,14 @@ static _Atomic int thread_exit_key_state; /* 0 none, 1 creating, 2 ready */
 /* ---- page queues -------------------------------------------------------- */
 
 static void queue_remove(sc_page_queue_t *q, sc_page_t *page) {
-  if (page->prev) page->prev->next = page->next;
-  else q->first = page->next;
-  if (page->next) page->next->prev = page->prev;
-  else q->last = page->prev;
+  if (page->prev)
+    page->prev->next = page->next;
+  else
+    q->first = page->next;
+  if (page->next)
+    page->next->prev = page->prev;
+  else
+    q->last = page->prev;
   page->next = page->prev = NULL;
   page->queued = 0;
 }
@@ -40,8 +44,10 @@ static void queue_remove(sc_page_queue_t *q, sc_page_t *page) {
 static void queue_push_back(sc_page_queue_t *q, sc_page_t *page) {
   page->next = NULL;
   page->prev = q->last;
-  if (q->last) q->last->next = page;
-  else q->first = page;
+  if (q->last)
+    q->last->next = page;
+  else
+    q->first = page;
   q->last = page;
   page->queued = 1;
 }
@@ -49,8 +55,10 @@ static void queue_push_back(sc_page_queue_t *q, sc_page_t *page) {
 static void queue_push_front(sc_page_queue_t *q, sc_page_t *page) {
   page->prev = NULL;
   page->next = q->first;
-  if (q->first) q->first->prev = page;
-  else q->last = page;
+  if (q->first)
+    q->first->prev = page;
+  else
+    q->last = page;
   q->first = page;
   page->queued = 1;
 }
@@ -145,8 +153,7 @@ static void drain_remote(sc_arena_t *a) {
     page->free = b;
     page->used--;
     a->stats[page->class_idx].live--;
-    a->stats[page->class_idx].req_drained +=
-        page->req[(head & (SC_PAGE_SIZE - 1)) >> page->shift];
+    a->stats[page->class_idx].req_drained += page->req[(head & (SC_PAGE_SIZE - 1)) >> page->shift];
     if (page->full) sc__arena_page_unfull(a, page);
     head = (uintptr_t)next;
   }

@@ -45,9 +45,9 @@ static void count_made(void *p, _Atomic uint64_t *calls) {
   atomic_fetch_add_explicit(&s->bytes_total, bytes, memory_order_relaxed);
   uint64_t live = atomic_fetch_add_explicit(&s->live_bytes, bytes, memory_order_relaxed) + bytes;
   uint64_t peak = atomic_load_explicit(&s->peak_live_bytes, memory_order_relaxed);
-  while (live > peak && !atomic_compare_exchange_weak_explicit(&s->peak_live_bytes, &peak, live,
-                                                               memory_order_relaxed,
-                                                               memory_order_relaxed)) {
+  while (live > peak &&
+         !atomic_compare_exchange_weak_explicit(&s->peak_live_bytes, &peak, live,
+                                                memory_order_relaxed, memory_order_relaxed)) {
   }
 }
 
@@ -86,9 +86,9 @@ void *sc__sys_realloc(void *p, size_t n) {
     uint64_t live = atomic_fetch_add_explicit(&s->live_bytes, now - old, memory_order_relaxed);
     live += now - old;
     uint64_t peak = atomic_load_explicit(&s->peak_live_bytes, memory_order_relaxed);
-    while (live > peak && !atomic_compare_exchange_weak_explicit(&s->peak_live_bytes, &peak, live,
-                                                                 memory_order_relaxed,
-                                                                 memory_order_relaxed)) {
+    while (live > peak &&
+           !atomic_compare_exchange_weak_explicit(&s->peak_live_bytes, &peak, live,
+                                                  memory_order_relaxed, memory_order_relaxed)) {
     }
   }
   return q;

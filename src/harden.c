@@ -17,13 +17,15 @@ static void line_str(line_t *l, const char *s) {
 static void line_uint(line_t *l, uint64_t v) {
   char tmp[24];
   int n = 0;
-  do tmp[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
+  do tmp[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
   while (n > 0 && l->len < sizeof(l->buf) - 1) l->buf[l->len++] = tmp[--n];
 }
 static void line_hex(line_t *l, uint64_t v) {
   char tmp[16];
   int n = 0;
-  do tmp[n++] = "0123456789abcdef"[v & 15]; while ((v >>= 4) != 0);
+  do tmp[n++] = "0123456789abcdef"[v & 15];
+  while ((v >>= 4) != 0);
   line_str(l, "0x");
   while (n > 0 && l->len < sizeof(l->buf) - 1) l->buf[l->len++] = tmp[--n];
 }

@@ -42,14 +42,14 @@ typedef struct sc_page_s {
   uint32_t carved;        /* blocks handed out at least once (bump index) */
   uint32_t block_mask;    /* block size - 1: an offset with these bits set is interior */
   uint8_t class_idx;
-  uint8_t shift;   /* log2 of the block size */
-  uint8_t state;   /* SC_PAGE_* */
-  uint8_t full;    /* 1 while out of its class queue for lack of room; also
-                      set on a queued class head as a purge trap (purge.c):
-                      either way a local free into it takes the slow path */
-  uint8_t queued;  /* 1 while linked in its class queue */
-  uint8_t dirty;   /* 1 once blocks were carved since the last purge */
-  uint8_t index;   /* page index in the segment */
+  uint8_t shift;  /* log2 of the block size */
+  uint8_t state;  /* SC_PAGE_* */
+  uint8_t full;   /* 1 while out of its class queue for lack of room; also
+                     set on a queued class head as a purge trap (purge.c):
+                     either way a local free into it takes the slow path */
+  uint8_t queued; /* 1 while linked in its class queue */
+  uint8_t dirty;  /* 1 once blocks were carved since the last purge */
+  uint8_t index;  /* page index in the segment */
   uint8_t pad_;
 } sc_page_t;
 
@@ -72,17 +72,17 @@ typedef struct sc_segment_s {
  * increments); readers sum them over arenas. Frees are counted by the thread
  * that frees, so sums over arenas are exact even when frees cross threads. */
 typedef struct sc_class_stats_s {
-  uint64_t live;          /* owner view: handed out minus freed back to us */
-  uint64_t peak;          /* highest `live` seen */
-  uint64_t frees;         /* frees of this class done by this thread */
-  uint64_t remote_frees;  /* ...of which the block belonged to another arena */
-  uint64_t fresh_carves;  /* blocks handed out for the first time */
-  uint64_t pages;         /* pages currently serving this class */
-  uint64_t req_total;     /* requested bytes, cumulative */
-  uint64_t req_live;      /* requested bytes of live blocks (wraps; sums ok) */
-  uint64_t req_peak;      /* owner-view requested bytes when `peak` was last raised */
-  uint64_t req_remote;    /* requested bytes of other arenas' blocks this thread freed */
-  uint64_t req_drained;   /* requested bytes of our blocks freed by others, drained */
+  uint64_t live;             /* owner view: handed out minus freed back to us */
+  uint64_t peak;             /* highest `live` seen */
+  uint64_t frees;            /* frees of this class done by this thread */
+  uint64_t remote_frees;     /* ...of which the block belonged to another arena */
+  uint64_t fresh_carves;     /* blocks handed out for the first time */
+  uint64_t pages;            /* pages currently serving this class */
+  uint64_t req_total;        /* requested bytes, cumulative */
+  uint64_t req_live;         /* requested bytes of live blocks (wraps; sums ok) */
+  uint64_t req_peak;         /* owner-view requested bytes when `peak` was last raised */
+  uint64_t req_remote;       /* requested bytes of other arenas' blocks this thread freed */
+  uint64_t req_drained;      /* requested bytes of our blocks freed by others, drained */
   uint64_t hist[SC_BUCKETS]; /* allocations by requested size; sum = allocs */
   /* Padding to a power of two keeps `&arena->stats[c]` a shift, not a
    * multiply, on the fast path. */
@@ -124,12 +124,12 @@ struct sc_arena_s {
   sc_segment_t *segments;         /* segments this arena owns */
   sc_page_t *spare;               /* purged pages ready for any class */
   uint64_t spare_count;
-  uint64_t slow_calls;            /* slow-path entries (purge pacing) */
-  sc_purge_state_t purge;         /* memory return (purge.c) */
-  sc_arena_t *next_all;           /* global list of every arena */
-  sc_arena_t *next_abandoned;     /* abandoned-arena stack */
+  uint64_t slow_calls;        /* slow-path entries (purge pacing) */
+  sc_purge_state_t purge;     /* memory return (purge.c) */
+  sc_arena_t *next_all;       /* global list of every arena */
+  sc_arena_t *next_abandoned; /* abandoned-arena stack */
   uint64_t id;
-  int owned;                      /* 1 while a live thread owns it */
+  int owned; /* 1 while a live thread owns it */
   int adopted_count;
 };
 
