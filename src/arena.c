@@ -159,6 +159,18 @@ static void drain_remote(sc_arena_t *a) {
   }
 }
 
+/** Push the chain head..tail (linked with sc__encode and the process
+ * secret) on owner's remote list with one CAS. */
+static void push_remote(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
+  sc_block_t *last = (sc_block_t *)tail;
+  uintptr_t old = atomic_load_explicit(&owner->remote_free, memory_order_relaxed);
+  do {
+    last->next = sc__encode(last, (sc_block_t *)old, sc__secret);
+  } while (!atomic_compare_exchange_weak_explicit(&owner->remote_free, &old, head,
+                                                  memory_order_release, memory_order_relaxed));
+  if (sc_unlikely(old == 0)) sc__purge_remote_list_started(owner);
+}
+
 /** Free of block p (of seg/page) owned by another arena: push it on the
  * owner's remote list, counted in the freeing thread's arena. */
 static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
@@ -184,12 +196,26 @@ static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
     s->req_remote += req;
   }
   sc_arena_t *owner = seg->arena;
-  uintptr_t head = atomic_load_explicit(&owner->remote_free, memory_order_relaxed);
-  do {
-    b->next = sc__encode(b, (sc_block_t *)head, sc__secret);
-  } while (!atomic_compare_exchange_weak_explicit(&owner->remote_free, &head, p,
-                                                  memory_order_release, memory_order_relaxed));
-  if (sc_unlikely(head == 0)) sc__purge_remote_list_started(owner);
+  if (sc_unlikely(me == NULL)) { /* no arena to batch in: hand over alone */
+    push_remote(owner, p, p);
+    return;
+  }
+  /* Batch it: one CAS per SC_REMOTE_BATCH frees instead of one per free. */
+  if (me->batch_owner != owner) {
+    sc__arena_flush_remote(me);
+    me->batch_owner = owner;
+  }
+  b->next = sc__encode(b, (sc_block_t *)me->batch_head, sc__secret);
+  if (me->batch_count++ == 0) me->batch_tail = p;
+  me->batch_head = p;
+  if (me->batch_count >= SC_REMOTE_BATCH) sc__arena_flush_remote(me);
+}
+
+void sc__arena_flush_remote(sc_arena_t *a) {
+  if (a->batch_count == 0) return;
+  push_remote(a->batch_owner, a->batch_head, a->batch_tail);
+  a->batch_head = a->batch_tail = 0;
+  a->batch_count = 0;
 }
 
 void sc__arena_drain(sc_arena_t *a) { drain_remote(a); }
@@ -217,6 +243,7 @@ static void *alloc_from_system(size_t n, unsigned c) {
 void *sc__arena_alloc_slow(size_t n, unsigned c) {
   sc_arena_t *a = sc__arena_get();
   if (sc_unlikely(a == NULL)) return alloc_from_system(n, c);
+  sc__arena_flush_remote(a); /* other arenas may be waiting for these */
   sc__purge_poll(a);
   for (;;) {
     sc_page_t *page = a->current[c];
@@ -267,6 +294,7 @@ static void arena_abandon(void *arg) {
   if (sc__thread_arena != a) return; /* stale value: a is not this thread's */
   sc__thread_arena = NULL;
   thread_exited = true;
+  sc__arena_flush_remote(a);
   sc__purge_on_abandon(a);
   pthread_mutex_lock(&arenas_lock);
   a->owned = 0;

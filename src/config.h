@@ -36,9 +36,15 @@
 /** Pages at the start of a segment that hold metadata: the segment header
  * with its page descriptors, then one requested-size array per data page. */
 #define SC_META_PAGES 8
-#define SC_HEADER_BYTES ((size_t)8192)
+#define SC_HEADER_BYTES ((size_t)16384)
 /** Bytes of requested-size array per data page (uint16 per 16 B block). */
 #define SC_REQ_BYTES_PER_PAGE ((SC_PAGE_SIZE >> SC_MIN_SHIFT) * sizeof(uint16_t))
+
+/** Cross-thread frees are gathered per owner arena and handed over this
+ * many at a time with one compare-and-swap (a batch is also handed over
+ * when the freeing thread frees to another owner, takes its own allocation
+ * slow path, trims, or exits). */
+#define SC_REMOTE_BATCH 32
 
 /** User-space addresses we register: below 2^47 (x86-64 4-level paging). */
 #define SC_ADDRESS_BITS 47

@@ -30,30 +30,35 @@ enum {
 };
 
 /* Descriptor of one 64 KiB page, kept in the segment header (never inside
- * the page, so user writes cannot reach it). */
+ * the page, so user writes cannot reach it). Two cache lines: the first is
+ * read by any thread that frees into the page and changes only when the
+ * page is set up or carves; the second is the owner's, written on every
+ * allocation and free. Keeping them apart stops a thread that frees blocks
+ * of this page from bouncing the owner's hot line (and back). */
 typedef struct sc_page_s {
-  sc_block_t *free;       /* local free list (LIFO); next links encoded */
-  uint16_t *req;          /* requested size of each block, for statistics */
-  struct sc_page_s *next; /* class queue / spare list links */
+  /* -- read-mostly: set when the page starts serving a class ---------- */
+  uint16_t *req;       /* requested size of each block, for statistics */
+  uint32_t capacity;   /* blocks the page holds */
+  uint32_t carved;     /* blocks handed out at least once (bump index) */
+  uint32_t block_mask; /* block size - 1: an offset with these bits set is interior */
+  uint8_t class_idx;
+  uint8_t shift; /* log2 of the block size */
+  uint8_t state; /* SC_PAGE_* */
+  uint8_t index; /* page index in the segment */
+  /* -- the owner's, written on every allocation and free --------------- */
+  _Alignas(64) sc_block_t *free; /* local free list (LIFO); next links encoded */
+  struct sc_page_s *next;        /* class queue / spare list links */
   struct sc_page_s *prev;
   uint64_t idle_since_ns; /* non-zero: in an idle list since then (purge.c) */
   uint32_t used;          /* blocks handed out and not yet freed (owner view) */
-  uint32_t capacity;      /* blocks the page holds */
-  uint32_t carved;        /* blocks handed out at least once (bump index) */
-  uint32_t block_mask;    /* block size - 1: an offset with these bits set is interior */
-  uint8_t class_idx;
-  uint8_t shift;  /* log2 of the block size */
-  uint8_t state;  /* SC_PAGE_* */
-  uint8_t full;   /* 1 while out of its class queue for lack of room; also
-                     set on a queued class head as a purge trap (purge.c):
-                     either way a local free into it takes the slow path */
-  uint8_t queued; /* 1 while linked in its class queue */
-  uint8_t dirty;  /* 1 once blocks were carved since the last purge */
-  uint8_t index;  /* page index in the segment */
-  uint8_t pad_;
+  uint8_t full;           /* 1 while out of its class queue for lack of room; also
+                             set on a queued class head as a purge trap (purge.c):
+                             either way a local free into it takes the slow path */
+  uint8_t queued;         /* 1 while linked in its class queue */
+  uint8_t dirty;          /* 1 once blocks were carved since the last purge */
 } sc_page_t;
 
-_Static_assert(sizeof(sc_page_t) == 64, "a page descriptor is one cache line");
+_Static_assert(sizeof(sc_page_t) == 128, "a page descriptor is two cache lines");
 
 /* A segment: SC_SEGMENT_SIZE bytes aligned to their size, owned by one
  * arena. Its first SC_META_PAGES pages hold this header and the
@@ -65,7 +70,7 @@ typedef struct sc_segment_s {
   uint32_t next_unused; /* first data page never handed out */
   uint32_t pages_active;
   uint32_t pad_;
-  sc_page_t pages[SC_PAGES_PER_SEGMENT];
+  _Alignas(64) sc_page_t pages[SC_PAGES_PER_SEGMENT];
 } sc_segment_t;
 
 /* Per-arena, per-class counters. Only the owning thread writes them (plain
@@ -121,8 +126,14 @@ struct sc_arena_s {
   sc_class_stats_t stats[SC_CLASSES];
   sc_page_queue_t queues[SC_CLASSES];
   _Atomic(uintptr_t) remote_free; /* blocks freed by other threads */
-  sc_segment_t *segments;         /* segments this arena owns */
-  sc_page_t *spare;               /* purged pages ready for any class */
+  /* Blocks this thread freed for one other arena, not yet handed over:
+   * a chain linked like a remote list, pushed with one CAS (arena.c). */
+  sc_arena_t *batch_owner;
+  uintptr_t batch_head;
+  uintptr_t batch_tail;
+  uint32_t batch_count;
+  sc_segment_t *segments; /* segments this arena owns */
+  sc_page_t *spare;       /* purged pages ready for any class */
   uint64_t spare_count;
   uint64_t slow_calls;        /* slow-path entries (purge pacing) */
   sc_purge_state_t purge;     /* memory return (purge.c) */
@@ -198,6 +209,8 @@ void *sc__arena_alloc_slow(size_t n, unsigned c);
 void sc__arena_page_unfull(sc_arena_t *a, sc_page_t *page);
 /** Free of a block owned by another arena (or by an abandoned one). */
 void sc__arena_free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page);
+/** Hand this thread's batched cross-thread frees to their owner. */
+void sc__arena_flush_remote(sc_arena_t *a);
 /** Call fn on each arena with the arena list locked. */
 void sc__arenas_foreach(void (*fn)(sc_arena_t *, void *), void *ctx);
 /** The same if the lock is free right now (true), else nothing (false). */

@@ -521,6 +521,7 @@ size_t sc__purge_trim(void) {
   uint64_t now = sc__os_now_ns();
   size_t bytes = 0;
   sc_arena_t *self = sc__thread_arena;
+  if (self != NULL) sc__arena_flush_remote(self); /* hand over batched frees */
   if (self != NULL && !self->purge.busy) {
     self->purge.busy = 1;
     atomic_store_explicit(&self->purge.request, 0, memory_order_relaxed);
