@@ -66,8 +66,9 @@ static bool expand_path(char *out, size_t cap, const char *tmpl, uint64_t pid) {
     char digits[24];
     size_t k = 0;
     if (t[0] == '%' && t[1] == 'p') {
-      do digits[k++] = (char)('0' + pid % 10);
-      while ((pid /= 10) != 0);
+      uint64_t v = pid; /* every %p gets the whole pid */
+      do digits[k++] = (char)('0' + v % 10);
+      while ((v /= 10) != 0);
       if (n + k >= cap) return false;
       while (k > 0) out[n++] = digits[--k];
       t++;

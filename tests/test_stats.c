@@ -665,7 +665,8 @@ Test(stats, bad_signal_warns_once_and_falls_back, .timeout = 30) {
 Test(stats, pid_expansion, .timeout = 30) {
   char dir[64], env[200], path[200], out[128];
   su_tmpdir(dir);
-  snprintf(env, sizeof(env), "SIZECLASS_STATS=%s/r.%%p.100%%%%.json", dir);
+  /* Every %p is the pid (a second one too), %% a single %. */
+  snprintf(env, sizeof(env), "SIZECLASS_STATS=%s/r.%%p.100%%%%.%%p.json", dir);
   const char *envv[] = {env, NULL};
   char *e = run_mode(dir, "small", envv, 0);
   cr_expect_str_eq(e, "");
@@ -673,7 +674,7 @@ Test(stats, pid_expansion, .timeout = 30) {
   snprintf(out, sizeof(out), "%s/out", dir);
   char *o = su_read(out);
   uint64_t pid = su_said(o, "pid");
-  snprintf(path, sizeof(path), "%s/r.%" PRIu64 ".100%%.json", dir, pid);
+  snprintf(path, sizeof(path), "%s/r.%" PRIu64 ".100%%.%" PRIu64 ".json", dir, pid, pid);
   cr_assert(exists(path), "no %s", path);
   su_json_t j;
   su_json_load(&j, path, "one"); /* .json implies JSON */
