@@ -410,7 +410,14 @@ void sc__arena_counts_unlocked(uint64_t *created, uint64_t *live, uint64_t *adop
 
 /* ---- fork ---------------------------------------------------------------- */
 
-void sc__arena_fork_prepare(void) { pthread_mutex_lock(&arenas_lock); }
+/** Take the registry lock for fork. The forking thread gets its arena first:
+ * prepare handlers registered before ours run after it, under the lock, and
+ * one that allocates (or frees) from an arena-less thread would otherwise
+ * wait for the lock in sc__arena_get forever. */
+void sc__arena_fork_prepare(void) {
+  (void)sc__arena_get();
+  pthread_mutex_lock(&arenas_lock);
+}
 void sc__arena_fork_parent(void) { pthread_mutex_unlock(&arenas_lock); }
 
 /* In the child only the forking thread exists. Other threads' arenas may be

@@ -486,3 +486,43 @@ Test(core_threads, fork_while_arena_lock_held, .timeout = 60) {
     cr_assert_eq(rc, 0, "child failed with %d", rc);
   }
 }
+
+/* A fork handler that allocates, registered before the library's own (a
+ * shared library's constructor does that when libsizeclass.a is linked into
+ * the program). Its prepare step runs after ours, while we hold the arena
+ * registry lock; if the forking thread never allocated before, that
+ * allocation needs an arena. Armed only by the test below. */
+static _Atomic int alloc_in_prepare;
+
+static void prepare_allocates(void) {
+  if (atomic_load(&alloc_in_prepare)) free(cu_escape(malloc(24)));
+}
+
+__attribute__((constructor(101))) static void register_prepare_allocates(void) {
+  pthread_atfork(prepare_allocates, NULL, NULL);
+}
+
+/* A thread that has not allocated yet forks. */
+static void *fork_first_thing(void *arg) {
+  (void)arg;
+  atomic_store(&alloc_in_prepare, 1);
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  return (void *)(intptr_t)(pid < 0 ? -1 : cu_wait_child(pid, 10));
+}
+
+Test(core_threads, fork_from_a_thread_without_arena_with_allocating_handler, .timeout = 60) {
+  /* In a child process, so that a deadlock is a timeout, not a hung suite. */
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    pthread_t t;
+    void *ret = (void *)1;
+    if (pthread_create(&t, NULL, fork_first_thing, NULL) != 0) _exit(2);
+    pthread_join(t, &ret);
+    _exit(ret == NULL ? 0 : 3);
+  }
+  int rc = cu_wait_child(pid, 10);
+  cr_assert_neq(rc, -2, "fork deadlocked: a prepare handler allocated under the arena lock");
+  cr_assert_eq(rc, 0, "child failed with %d", rc);
+}
