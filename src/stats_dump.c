@@ -272,9 +272,11 @@ static void read_signal(const char *v) {
 
 void sc__stats_on_load(void) {
   sc__stats_start_ns = sc__os_now_ns();
-  const char *dest = getenv("SIZECLASS_STATS");
-  const char *format = getenv("SIZECLASS_STATS_FORMAT");
-  const char *sig = getenv("SIZECLASS_STATS_SIGNAL");
+  /* secure_getenv: a set-user-ID program (libsizeclass in ld.so.preload)
+   * must not write its report wherever the caller names. */
+  const char *dest = secure_getenv("SIZECLASS_STATS");
+  const char *format = secure_getenv("SIZECLASS_STATS_FORMAT");
+  const char *sig = secure_getenv("SIZECLASS_STATS_SIGNAL");
   if (dest != NULL) read_destination(dest);
   if (format != NULL && (cfg.at_exit || sig != NULL)) read_format(format);
   if (sig != NULL && sig[0] != 0) read_signal(sig);
