@@ -365,7 +365,8 @@ sc_arena_t *sc__arena_get(void) {
     pthread_mutex_lock(&arenas_lock);
     a->id = arenas_created++;
     a->next_all = arenas_all;
-    arenas_all = a;
+    /* Release: an unlocked walk (the signal dump) that sees a sees its link. */
+    __atomic_store_n(&arenas_all, a, __ATOMIC_RELEASE);
     a->owned = 1;
     arenas_live++;
     pthread_mutex_unlock(&arenas_lock);
