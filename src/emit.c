@@ -63,9 +63,10 @@ static size_t fmt_fixed(char *out, uint64_t v, unsigned decimals) {
   return n + decimals;
 }
 
+/** s after the n bytes of out; the new length (no NUL: lengths travel). */
 static size_t append(char *out, size_t n, const char *s) {
   size_t k = strlen(s);
-  memcpy(out + n, s, k);
+  memcpy(out + n, s, k); /* NOLINT(bugprone-not-null-terminated-result): by design */
   return n + k;
 }
 
@@ -101,7 +102,8 @@ size_t sc__em_format(char *out, sc_ev_t v) {
       return append(out, fmt_fixed(out, v.u / 1000000, 3), " s");
     case SC_EV_STR:
     case SC_EV_LABEL:
-      n = v.s ? strlen(v.s) : 0;
+      if (v.s == NULL) return 0; /* memcpy from NULL is undefined, even of 0 bytes */
+      n = strlen(v.s);
       if (n > 31) n = 31;
       memcpy(out, v.s, n);
       return n;

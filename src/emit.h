@@ -27,10 +27,10 @@ typedef enum {
 
 typedef struct sc_ev_s {
   sc_ev_type_t type;
+  unsigned n; /* entries of list */
   uint64_t u;
   const char *s;
   const uint64_t *list;
-  unsigned n;
 } sc_ev_t;
 
 static inline sc_ev_t sc__ev(sc_ev_type_t type, uint64_t u) {

@@ -35,6 +35,7 @@ enum {
  * page is set up or carves; the second is the owner's, written on every
  * allocation and free. Keeping them apart stops a thread that frees blocks
  * of this page from bouncing the owner's hot line (and back). */
+/* NOLINTNEXTLINE(clang-analyzer-optin.performance.Padding): the split is the point */
 typedef struct sc_page_s {
   /* -- read-mostly: set when the page starts serving a class ---------- */
   uint16_t *req;       /* requested size of each block, for statistics */

@@ -41,8 +41,11 @@ typedef struct {
 
 /** Append s, at most `max` bytes of it, control characters made '?'. */
 static void msg_add(msg_t *m, const char *s, size_t max) {
-  for (size_t i = 0; i < max && s[i] && m->len < sizeof(m->buf) - 1; i++)
-    m->buf[m->len++] = (unsigned char)s[i] < 0x20 ? '?' : s[i];
+  for (size_t i = 0; i < max && s[i] && m->len < sizeof(m->buf) - 1; i++) {
+    char ch = s[i];
+    if ((unsigned char)ch < 0x20) ch = '?';
+    m->buf[m->len++] = ch;
+  }
   m->buf[m->len] = 0;
 }
 
