@@ -20,10 +20,13 @@ sc_cold void sc__fatal_list_of(const sc_page_t *page) {
   sc__fatal_list((unsigned)sc__class_size(page->class_idx));
 }
 
-/** Class size of one of our blocks (p must be owned). */
-static size_t owned_block_size(uintptr_t p) {
+/** Class size of one of our blocks (p must be owned); a pointer that is not
+ * the start of a handed-out block aborts, named for the call that got it. */
+static size_t owned_block_size(uintptr_t p, const char *call) {
   sc_page_t *page = sc__page_of(sc__segment_of(p), p);
-  sc__check_block(page, p);
+  uintptr_t offset = p & (SC_PAGE_SIZE - 1);
+  if ((offset & page->block_mask) != 0 || (offset >> page->shift) >= page->carved)
+    sc__fatal_block(call, (const void *)p, 0);
   return (size_t)1 << page->shift;
 }
 
@@ -59,7 +62,7 @@ void *sc__realloc(void *p, size_t n) {
   uintptr_t u = (uintptr_t)p;
   size_t old_size;
   if (sc__segment_owned(u)) {
-    old_size = owned_block_size(u);
+    old_size = owned_block_size(u, "realloc of invalid pointer");
 #if SC_HARDEN
     /* A freed block must not come back to life through realloc. */
     if (sc_unlikely(((sc_block_t *)p)->key == sc__free_key(p, sc__key_secret)))
@@ -107,7 +110,7 @@ int sc__posix_memalign(void **out, size_t align, size_t n) {
 size_t sc__usable_size(const void *p) {
   if (p == NULL) return 0;
   uintptr_t u = (uintptr_t)p;
-  if (sc__segment_owned(u)) return owned_block_size(u);
+  if (sc__segment_owned(u)) return owned_block_size(u, "malloc_usable_size of invalid pointer");
   return sc__sys_usable_size(p);
 }
 

@@ -277,6 +277,9 @@ void *sc__arena_alloc_slow(size_t n, unsigned c) {
     /* 5. A new page. */
     page = page_new(a, c);
     if (page == NULL) return alloc_from_system(n, c);
+    /* A queued page with `full` set carries a purge trap (purge.c); it stops
+     * being the head, so the trap moves to the new head. */
+    if (a->queues[c].first != NULL) a->queues[c].first->full = 0;
     queue_push_front(&a->queues[c], page);
     refresh_current(a, c);
   }
