@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "page_queue.h"
 #include "purge.h"
 
 sc_tls sc_arena_t *sc__thread_arena;
@@ -28,38 +29,19 @@ static _Atomic int thread_exit_key_state; /* 0 none, 1 creating, 2 ready */
 
 /* ---- page queues -------------------------------------------------------- */
 
+/* Class queues: a page is `queued` while linked in its class's queue. */
 static void queue_remove(sc_page_queue_t *q, sc_page_t *page) {
-  if (page->prev)
-    page->prev->next = page->next;
-  else
-    q->first = page->next;
-  if (page->next)
-    page->next->prev = page->prev;
-  else
-    q->last = page->prev;
-  page->next = page->prev = NULL;
+  sc__pq_remove(q, page);
   page->queued = 0;
 }
 
 static void queue_push_back(sc_page_queue_t *q, sc_page_t *page) {
-  page->next = NULL;
-  page->prev = q->last;
-  if (q->last)
-    q->last->next = page;
-  else
-    q->first = page;
-  q->last = page;
+  sc__pq_push_back(q, page);
   page->queued = 1;
 }
 
 static void queue_push_front(sc_page_queue_t *q, sc_page_t *page) {
-  page->prev = NULL;
-  page->next = q->first;
-  if (q->first)
-    q->first->prev = page;
-  else
-    q->last = page;
-  q->first = page;
+  sc__pq_push_front(q, page);
   page->queued = 1;
 }
 

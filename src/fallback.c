@@ -36,6 +36,18 @@ size_t sc__sys_usable_size(const void *p) {
   return (word & 2) ? chunk - 2 * sizeof(size_t) : chunk - sizeof(size_t);
 }
 
+/** Add `delta` (two's complement for a decrease) to the live bytes and
+ * raise the peak if the sum passed it. */
+static void add_live_bytes(uint64_t delta) {
+  sc_fallback_stats_t *s = &sc__fallback_stats;
+  uint64_t live = atomic_fetch_add_explicit(&s->live_bytes, delta, memory_order_relaxed) + delta;
+  uint64_t peak = atomic_load_explicit(&s->peak_live_bytes, memory_order_relaxed);
+  while (live > peak && live < (UINT64_MAX >> 1) &&
+         !atomic_compare_exchange_weak_explicit(&s->peak_live_bytes, &peak, live,
+                                                memory_order_relaxed, memory_order_relaxed)) {
+  }
+}
+
 static void count_made(void *p, _Atomic uint64_t *calls) {
   atomic_fetch_add_explicit(calls, 1, memory_order_relaxed);
   if (p == NULL) return;
@@ -43,12 +55,7 @@ static void count_made(void *p, _Atomic uint64_t *calls) {
   sc_fallback_stats_t *s = &sc__fallback_stats;
   atomic_fetch_add_explicit(&s->allocs, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&s->bytes_total, bytes, memory_order_relaxed);
-  uint64_t live = atomic_fetch_add_explicit(&s->live_bytes, bytes, memory_order_relaxed) + bytes;
-  uint64_t peak = atomic_load_explicit(&s->peak_live_bytes, memory_order_relaxed);
-  while (live > peak &&
-         !atomic_compare_exchange_weak_explicit(&s->peak_live_bytes, &peak, live,
-                                                memory_order_relaxed, memory_order_relaxed)) {
-  }
+  add_live_bytes(bytes);
 }
 
 static void count_released(const void *p) {
@@ -81,15 +88,8 @@ void *sc__sys_realloc(void *p, size_t n) {
   atomic_fetch_add_explicit(&sc__fallback_stats.realloc_calls, 1, memory_order_relaxed);
   if (q != NULL) {
     size_t now = sc__sys_usable_size(q);
-    sc_fallback_stats_t *s = &sc__fallback_stats;
-    atomic_fetch_add_explicit(&s->bytes_total, now, memory_order_relaxed);
-    uint64_t live = atomic_fetch_add_explicit(&s->live_bytes, now - old, memory_order_relaxed);
-    live += now - old;
-    uint64_t peak = atomic_load_explicit(&s->peak_live_bytes, memory_order_relaxed);
-    while (live > peak &&
-           !atomic_compare_exchange_weak_explicit(&s->peak_live_bytes, &peak, live,
-                                                  memory_order_relaxed, memory_order_relaxed)) {
-    }
+    atomic_fetch_add_explicit(&sc__fallback_stats.bytes_total, now, memory_order_relaxed);
+    add_live_bytes((uint64_t)now - old);
   }
   return q;
 }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "page_queue.h"
 #include "sizeclass.h"
 
 /* ---- settings ------------------------------------------------------------ */
@@ -86,30 +87,6 @@ void sc__purge_stats(sc_purge_stats_t *out) {
 
 /* ---- page lists ------------------------------------------------------------ */
 
-/** Unlink p from list q (a class queue or an idle list). */
-static void list_remove(sc_page_queue_t *q, sc_page_t *p) {
-  if (p->prev)
-    p->prev->next = p->next;
-  else
-    q->first = p->next;
-  if (p->next)
-    p->next->prev = p->prev;
-  else
-    q->last = p->prev;
-  p->next = p->prev = NULL;
-}
-
-/** Append p to list q. */
-static void list_push_back(sc_page_queue_t *q, sc_page_t *p) {
-  p->next = NULL;
-  p->prev = q->last;
-  if (q->last)
-    q->last->next = p;
-  else
-    q->first = p;
-  q->last = p;
-}
-
 /** current[c] is the head of queue c, or the empty page; a head gets the
  * trap while armed (as in arena.c). */
 static void refresh_current(sc_arena_t *a, unsigned c) {
@@ -123,13 +100,13 @@ static void idle_push(sc_arena_t *a, sc_page_t *p, uint64_t now) {
   p->queued = 0;
   p->full = 0;
   p->idle_since_ns = now != 0 ? now : 1; /* non-zero marks an idle page */
-  list_push_back(&a->purge.idle[p->class_idx], p);
+  sc__pq_push_back(&a->purge.idle[p->class_idx], p);
   a->purge.idle_pages++;
 }
 
 /** Take p out of its idle list. */
 static void idle_remove(sc_arena_t *a, sc_page_t *p) {
-  list_remove(&a->purge.idle[p->class_idx], p);
+  sc__pq_remove(&a->purge.idle[p->class_idx], p);
   p->idle_since_ns = 0;
   a->purge.idle_pages--;
 }
@@ -183,7 +160,7 @@ sc_page_t *sc__purge_recycle(sc_arena_t *a) {
     sc_page_queue_t *q = &a->queues[c];
     sc_page_t *p = q->last;
     if (p != NULL && p != q->first && p->used == 0) {
-      list_remove(q, p);
+      sc__pq_remove(q, p);
       p->queued = 0;
       deactivate(a, p);
       count(&n_recycled, 1);
@@ -241,7 +218,7 @@ static void scan_class(sc_arena_t *a, unsigned c, uint64_t now, unsigned budget)
   while (p != NULL && p != q->first && budget-- > 0) {
     sc_page_t *prev = p->prev;
     if (p->used == 0) {
-      list_remove(q, p);
+      sc__pq_remove(q, p);
       idle_push(a, p, now);
       ps->found |= bit;
     }
@@ -267,7 +244,7 @@ static void scan_all(sc_arena_t *a, uint64_t now) {
     for (sc_page_t *p = q->first, *next; p != NULL; p = next) {
       next = p->next;
       if (p->used != 0) continue;
-      list_remove(q, p);
+      sc__pq_remove(q, p);
       idle_push(a, p, now);
     }
     refresh_current(a, c);
@@ -364,7 +341,7 @@ static size_t purge_idle(sc_arena_t *a, uint64_t now, uint64_t delay, uint64_t *
     if (oldest == NULL || oldest->idle_since_ns + delay > now) break;
     idle_remove(a, oldest);
     if (sc_unlikely(oldest->used != 0)) { /* a double free without hardening */
-      list_push_back(&a->queues[oldest->class_idx], oldest);
+      sc__pq_push_back(&a->queues[oldest->class_idx], oldest);
       oldest->queued = 1;
       continue;
     }
