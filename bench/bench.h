@@ -6,6 +6,7 @@
 #ifndef BENCH_H
 #define BENCH_H
 
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- random numbers: xorshift64*, independent of addresses ------------- */
 
@@ -69,6 +71,30 @@ static inline long bench_peak_rss_kb(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_maxrss;
+}
+
+/** Resident set of this process now, in KiB, from /proc/self/statm (no
+ * stdio, so no allocation); 0 if it cannot be read. */
+static inline long bench_rss_kb(void) {
+  char buf[128];
+  int fd = open("/proc/self/statm", O_RDONLY);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  char *s = buf;
+  while (*s && *s != ' ') s++;
+  return strtol(s, NULL, 10) * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/** Sleep until the monotonic clock reads at least deadline_ns. */
+static inline void bench_sleep_until(uint64_t deadline_ns) {
+  uint64_t now = bench_now_ns();
+  if (now >= deadline_ns) return;
+  struct timespec ts = {(time_t)((deadline_ns - now) / 1000000000ull),
+                        (long)((deadline_ns - now) % 1000000000ull)};
+  nanosleep(&ts, NULL);
 }
 
 /* ---- block contents ------------------------------------------------------

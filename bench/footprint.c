@@ -8,8 +8,9 @@
  * random order), then
  * settle: --settle-ms of light 60 Hz frames (a few hundred small objects,
  * each living 1..30 frames), sleeping to the next frame tick as a game
- * does. The level is unloaded before the next one loads; the last stays.
- * RSS is sampled from /proc/self/statm after every frame.
+ * does; the number of frames is fixed by --settle-ms, so the work and the
+ * checksum are the same in every run. The level is unloaded before the next one loads; the last
+ * stays. RSS is sampled from /proc/self/statm after every frame.
  *
  *   footprint [--levels 2] [--level-mb 64] [--burst-mb 256] [--settle-ms 3000]
  *             [--large-permille 0] [--trim 0|1] [--seed S]
@@ -21,7 +22,8 @@
  * --trim 1 calls malloc_trim(0) as each settle phase begins (glibc's, or
  * whichever the preloaded allocator exports). Prints one line per level and
  *   footprint: peak_rss_kb=P settled_rss_kb=S live_kb=L trim=T
- * (L: bytes requested by the objects live at the end)
+ * (P: the largest of the samples and getrusage's peak; L: bytes requested
+ * by the objects live at the end)
  * then the RESULT line: metric = settled RSS in KiB (RSS at the end of the
  * last settle phase), rss_kb = peak RSS (getrusage). Every block is stamped
  * on creation and checked before its free. Bookkeeping arrays come from
@@ -58,23 +60,9 @@ typedef struct fp_s {
   set_t level, burst, settle;
 } fp_t;
 
-/** Resident set of this process in KiB, from /proc/self/statm, no stdio. */
-static long rss_kb(void) {
-  char buf[128];
-  int fd = open("/proc/self/statm", O_RDONLY);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = 0;
-  char *s = buf;
-  while (*s && *s != ' ') s++;
-  return strtol(s, NULL, 10) * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 /** Sample RSS into the peak; return it. */
 static long sample(fp_t *f) {
-  long kb = rss_kb();
+  long kb = bench_rss_kb();
   if (kb > f->peak_kb) f->peak_kb = kb;
   return kb;
 }
@@ -182,12 +170,14 @@ static uint64_t set_bytes(const set_t *s) {
   return b;
 }
 
-/** Light frames at 60 Hz for ms milliseconds; returns the RSS at the end. */
+/** Light frames at 60 Hz for ms milliseconds (a fixed count, ms * 60 / 1000
+ * rounded up, so every run does the same work); returns the RSS at the end. */
 static long settle(fp_t *f, long ms) {
   const uint64_t tick = 1000000000ull / 60;
-  uint64_t start = bench_now_ns(), next = start + tick;
+  const uint32_t frames = (uint32_t)((ms * 60 + 999) / 1000);
+  uint64_t next = bench_now_ns() + tick;
   long kb = sample(f);
-  for (uint32_t frame = 0; bench_now_ns() - start < (uint64_t)ms * 1000000ull; frame++) {
+  for (uint32_t frame = 0; frame < frames; frame++) {
     for (size_t i = 0; i < f->settle.n;) {
       if (f->settle.v[i].death <= frame)
         retire(&f->settle, i);
@@ -199,11 +189,7 @@ static long settle(fp_t *f, long ms) {
       spawn(f, &f->settle, (size_t)bench_range(&f->rng, 16, 256),
             frame + (uint32_t)bench_range(&f->rng, 1, 30));
     kb = sample(f);
-    uint64_t now = bench_now_ns();
-    if (now < next) {
-      struct timespec ts = {0, (long)(next - now)};
-      nanosleep(&ts, NULL);
-    }
+    bench_sleep_until(next);
     next += tick;
   }
   return kb;
@@ -248,6 +234,7 @@ int main(int argc, char **argv) {
   set_release(&f.level);
   set_release(&f.burst);
   set_release(&f.settle);
+  if (bench_peak_rss_kb() > f.peak_kb) f.peak_kb = bench_peak_rss_kb();
   printf("footprint: peak_rss_kb=%ld settled_rss_kb=%ld live_kb=%llu trim=%d (%.1f s)\n", f.peak_kb,
          settled, (unsigned long long)(live >> 10), trim, secs);
   bench_result("footprint", (double)settled, "KiB", f.allocs);

@@ -4,7 +4,9 @@ print it) and the chart latest.png. Called by scripts/bench.sh.
 Raw rows (tab-separated): section, benchmark, unit, allocator, run, metric
 (lower is better; FAIL for a failed run), peak RSS in KiB, checksum.
 Sections: main (every allocator), stats (libsizeclass with and without
-SIZECLASS_STATS), harden (hardened vs SC_HARDEN=0).
+SIZECLASS_STATS), harden (hardened vs SC_HARDEN=0), footprint (every
+allocator plus glibc and libsizeclass calling malloc_trim; the metric is the
+settled RSS in KiB, the RSS column the peak).
 
 Exit status 1 when a run failed or when the runs of one benchmark disagree
 on the checksum of what they computed (an allocator corrupted something)."""
@@ -19,6 +21,8 @@ OURS = "libsizeclass"
 SPEED_TARGETS = ("frame-burst", "micro-")  # faster than every peer
 XTHREAD = "xthread-"  # at least jemalloc's throughput
 RSS_SLACK = 1.25  # peak RSS within 1.25x of the best peer
+TRIM = "+malloc_trim"  # footprint labels of allocators that call malloc_trim(0)
+FP_ORDER = ["glibc", "glibc" + TRIM, "jemalloc", "mimalloc", "tcmalloc", OURS, OURS + TRIM]
 
 
 def load(path):
@@ -69,6 +73,11 @@ def cell(s):
 
 def mib(kib):
     return "%.1f" % (kib / 1024.0)
+
+
+def fp_mib(kib):
+    """MiB with 2 decimals below 10 MiB (frame-burst's whole process is a few)."""
+    return "%.2f" % (kib / 1024.0) if kib < 10240 else mib(kib)
 
 
 def ratio(a, b):
@@ -165,6 +174,88 @@ def variant_table(data, units, order, section, title, cheap, costly, note):
     return out
 
 
+def footprint_table(data, order, runs):
+    """Peak and settled RSS per allocator of the footprint section (issue 7),
+    libsizeclass's ratios to the best peer, and issue 7's targets."""
+    if "footprint" not in data:
+        return []
+    sec = data["footprint"]
+    benches = order["footprint"]
+    allocs = [a for a in FP_ORDER if any(a in sec[b] for b in benches)]
+    allocs += sorted({a for b in benches for a in sec[b]} - set(allocs))
+    out = ["## Footprint: peak and settled RSS (issue 7)", ""]
+    out += ["MiB, median of %s run%s per allocator (lower is better). *Peak*: the "
+               "process's largest resident set (/proc/self/statm samples and getrusage); "
+               "*settled*: its resident set at the end of the light frames that follow the "
+               "bursts. `%s`: the program calls `malloc_trim(0)` after each burst (`--trim 1`). "
+               "frame-burst-settle: `frame_burst --settle-ms` (all but the inventory freed, then "
+               "light 60 Hz frames); level-burst-settle: `bench/footprint.c` (level load, burst, "
+               "settle; docs/footprint.md)." % (runs, "" if str(runs) == "1" else "s", TRIM), ""]
+    head = "| allocator |"
+    rule = "|---|"
+    for b in benches:
+        head += " %s peak | %s settled |" % (b, b)
+        rule += "---:|---:|"
+    out += [head, rule]
+    med = {}  # (bench, alloc) -> (peak KiB, settled KiB) or None
+    for a in allocs:
+        row = [a]
+        for b in benches:
+            runs_ = sec[b].get(a, [])
+            if not runs_:
+                med[b, a] = None
+                row += ["–", "–"]
+                continue
+            s = summary(runs_)
+            if s[0] is None:
+                med[b, a] = None
+                row += ["FAIL", "FAIL"]
+                continue
+            med[b, a] = (s[3], s[0])
+            cells = [fp_mib(s[3]), fp_mib(s[0])]
+            if s[4]:
+                cells = [c + " [%d failed]" % s[4] for c in cells]
+            row += cells
+        out.append("| " + " | ".join(row) + " |")
+
+    def best(b, peers, idx):
+        """(value, allocator) of the lowest median among peers, or None."""
+        vals = [(med[b, p][idx], p) for p in peers if med.get((b, p))]
+        return min(vals) if vals else None
+
+    plain = [a for a in allocs if not a.startswith(OURS) and not a.endswith(TRIM)]
+    every = [a for a in allocs if not a.startswith(OURS)]
+    misses = {"settled": [], "peak": []}
+    for ours, peers, label in ((OURS, plain, "%s / best peer without malloc_trim" % OURS),
+                               (OURS + TRIM, every, "%s%s / best peer" % (OURS, TRIM))):
+        if ours not in allocs:
+            continue
+        row = [label]
+        for b in benches:
+            for idx in (0, 1):
+                bp = best(b, peers, idx)
+                r = ratio(med[b, ours][idx], bp[0]) if med.get((b, ours)) and bp else None
+                row.append("–" if r is None else "%.2f (%s)" % (r, bp[1]))
+                if ours == OURS and r is not None:
+                    if idx == 1 and r > 1.0:
+                        misses["settled"].append("%s %.2f vs %s" % (b, r, bp[1]))
+                    if idx == 0 and r > RSS_SLACK:
+                        misses["peak"].append("%s %.2f vs %s" % (b, r, bp[1]))
+        out.append("| " + " | ".join(row) + " |")
+    out += ["", "Ratios: libsizeclass's median over the lowest peer median (that peer in "
+            "brackets); libsizeclass without `malloc_trim` is compared with the peers that do "
+            "not call it either.", ""]
+    if OURS in allocs:
+        for key, title in (("settled", "settled RSS no higher than the best peer's (ratio <= 1.00)"),
+                           ("peak", "peak RSS within %.2fx of the best peer" % RSS_SLACK)):
+            if misses[key]:
+                out.append("- %s: **missed** — %s" % (title, "; ".join(misses[key])))
+            else:
+                out.append("- %s: holds" % title)
+        out.append("")
+    return out
+
+
 def checksum_problems(data):
     """Benchmarks whose runs disagree on their checksum."""
     bad = []
@@ -218,6 +309,7 @@ def main():
     ap.add_argument("--md", required=True)
     ap.add_argument("--png")
     ap.add_argument("--runs", default="?")
+    ap.add_argument("--fp-runs", default="?")
     ap.add_argument("--mode", default="full")
     ap.add_argument("--machine", default="")
     ap.add_argument("--peers", default="")
@@ -229,8 +321,9 @@ def main():
         sys.exit("report.py: no results in %s" % args.raw)
 
     md = ["# Benchmark results", ""]
-    md.append("- when: %s, %s mode, %s runs per allocator, interleaved; %s s in all"
+    md.append("- when: %s, %s mode, %s runs per allocator%s, interleaved; %s s in all"
               % (datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), args.mode, args.runs,
+                 " (footprint section: %s)" % args.fp_runs if "footprint" in data else "",
                  args.seconds))
     md.append("- machine: %s" % args.machine)
     md.append("- libsizeclass: %s" % args.rev)
@@ -250,6 +343,7 @@ def main():
                         "SC_HARDEN=0", "hardened",
                         "`make SC_HARDEN=0 BUILD=build/noharden` against the default (hardened) "
                         "build, same run, interleaved.")
+    md += footprint_table(data, order, args.fp_runs)
     bad = checksum_problems(data)
     fails = sum(1 for sec in data.values() for b in sec.values() for runs in b.values()
                 for v, _, _ in runs if v is None)

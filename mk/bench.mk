@@ -1,7 +1,8 @@
 # bench.mk — the benchmark suite (issue 4).
-#   make bench [QUICK=1] [RUNS=n] [ONLY=regex] [SECTIONS=main,stats,harden]
+#   make bench [QUICK=1] [RUNS=n] [ONLY=regex] [SECTIONS=main,stats,harden,footprint] [FP_RUNS=n]
 #                                                run every benchmark under glibc, jemalloc,
-#                                                mimalloc, tcmalloc and libsizeclass
+#                                                mimalloc, tcmalloc and libsizeclass; footprint:
+#                                                peak and settled RSS (issue 7), FP_RUNS runs
 #   make bench-instr                             instructions per malloc+free pair (callgrind)
 #   make bench-progs                             just build build/bench/*
 #   make bench-noharden                          the SC_HARDEN=0 library in build/noharden/
@@ -28,7 +29,7 @@ bench-noharden:
 	@$(MAKE) --no-print-directory SC_HARDEN=0 BUILD=$(BENCH_NOHARDEN) lib
 
 bench: lib bench-progs bench-noharden
-	@BUILD=$(BUILD) QUICK=$(QUICK) RUNS=$(RUNS) ONLY='$(ONLY)' SECTIONS='$(SECTIONS)' scripts/bench.sh
+	@BUILD=$(BUILD) QUICK=$(QUICK) RUNS=$(RUNS) ONLY='$(ONLY)' SECTIONS='$(SECTIONS)' FP_RUNS=$(FP_RUNS) scripts/bench.sh
 
 bench-instr: lib bench-progs bench-noharden
 	@BUILD=$(BUILD) scripts/bench-instr.sh

@@ -7,9 +7,9 @@
 #   scripts/bench.sh [--quick] [--runs N] [--only REGEX] [--sections LIST] [--no-variants]
 #                    [--smoke] [--list]
 #
-# --sections picks what runs, a comma list of main (every allocator), stats
-# and harden (default all three; --no-variants = main). Environment: QUICK=1,
-# RUNS=N, ONLY=REGEX, SECTIONS=LIST (same as the flags), BUILD (build
+# --sections picks what runs, a comma list of main (every allocator), stats,
+# harden and footprint (default all four; --no-variants = main). Environment:
+# QUICK=1, RUNS=N, ONLY=REGEX, SECTIONS=LIST (same as the flags), BUILD (build
 # directory, default build), OUT (results directory, default bench/results),
 # SC_SO and SC_NOHARDEN_SO (the libraries to test, default
 # $BUILD/libsizeclass.so and $BUILD/noharden/libsizeclass.so), BENCH_LIB_REV
@@ -20,13 +20,21 @@
 # SIZECLASS_STATS=/dev/null vs without (statistics overhead, issue 3) and the
 # default hardened build vs SC_HARDEN=0 ($BUILD/noharden, built by
 # `make bench-noharden`), on micro and frame-burst.
+# The footprint section (issue 7) measures peak and settled RSS of
+# frame-burst (with --settle-ms) and bench/footprint.c (level load / burst /
+# settle) under every allocator plus glibc and libsizeclass with
+# malloc_trim(0) after each burst (--trim 1); FP_RUNS runs each (default 3,
+# quick 1; these runs are long and RSS varies little). --smoke runs only main
+# unless --sections says otherwise (footprint: under libsizeclass with and
+# without --trim 1).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
 QUICK=${QUICK:-}
 RUNS=${RUNS:-}
 ONLY=${ONLY:-}
-SECTIONS=${SECTIONS:-main,stats,harden}
+SECTIONS=${SECTIONS:-}
+FP_RUNS=${FP_RUNS:-}
 BUILD=${BUILD:-build}
 OUT=${OUT:-bench/results}
 SMOKE=0
@@ -47,6 +55,12 @@ while [ $# -gt 0 ]; do
 done
 [ "$QUICK" = 0 ] && QUICK=
 RUNS=${RUNS:-5}
+if [ -z "$SECTIONS" ]; then
+  if [ "$SMOKE" = 1 ]; then SECTIONS=main; else SECTIONS=main,stats,harden,footprint; fi
+fi
+if [ -z "$FP_RUNS" ]; then
+  if [ -n "$QUICK" ]; then FP_RUNS=1; else FP_RUNS=3; fi
+fi
 if [ "$SMOKE" = 0 ] && [ "$RUNS" -lt 5 ]; then
   echo "bench.sh: at least 5 runs per allocator (RUNS=$RUNS)" >&2
   exit 2
@@ -78,6 +92,21 @@ sqlite|real||200000|20000|500
 EOF
 }
 
+# The footprint section: the same columns; the metric is settled RSS (KiB,
+# the program's settled_rss_kb=), the RSS its peak_rss_kb=. Full mode runs
+# footprint with its defaults (2 levels, 64 MiB level, 256 MiB burst, 3 s
+# settle: 8-12 s a run; a shorter settle would catch jemalloc mid-decay),
+# frame-burst a tenth of its main size plus 1.5 s of light frames (its heap
+# is a few MiB; 1.5 s is past libsizeclass's default purge delay of 1 s).
+# Full: ~(70 + 11) s a round of the 7 allocators.
+# shellcheck disable=SC2317 # called through run_section's SUITE argument
+footprint_suite() {
+  cat <<'EOF'
+frame-burst-settle|frame_burst||--frames 20000 --settle-ms 1500|--frames 20000 --settle-ms 1500|--frames 300 --settle-ms 50
+level-burst-settle|footprint||--levels 2|--levels 1 --settle-ms 2000 --burst-mb 64 --level-mb 16|--levels 1 --settle-ms 50 --burst-mb 2 --level-mb 1
+EOF
+}
+
 if [ "$LIST" = 1 ]; then
   suite | cut -d'|' -f1
   exit 0
@@ -88,7 +117,7 @@ VARIANT_STATS='^(micro-lifo-1|micro-rand-10k)$'
 VARIANT_HARDEN='^(frame-burst|micro-lifo-1|micro-rand-10k)$'
 
 # ---- allocators -------------------------------------------------------------
-# label|LD_PRELOAD path (empty: glibc)|extra environment (VAR=value)
+# label|LD_PRELOAD path (empty: glibc)|extra environment (VAR=value)|extra arguments
 lib_path() { ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n { print $NF; exit }'; }
 
 SC_SO=$(realpath "${SC_SO:-$BUILD/libsizeclass.so}" 2>/dev/null || true)
@@ -100,6 +129,7 @@ fi
 ALLOCS=()
 if [ "$SMOKE" = 1 ]; then
   ALLOCS=("libsizeclass|$SC_SO|")
+  FP_ALLOCS=("libsizeclass|$SC_SO||" "libsizeclass+malloc_trim|$SC_SO||--trim 1")
 else
   scripts/ensure-deps.sh bench || exit 1
   JE=$(lib_path libjemalloc.so.2)
@@ -112,6 +142,8 @@ else
     fi
   done
   ALLOCS=("glibc||" "jemalloc|$JE|" "mimalloc|$MI|" "tcmalloc|$TC|" "libsizeclass|$SC_SO|")
+  FP_ALLOCS=("glibc|||" "glibc+malloc_trim|||--trim 1" "jemalloc|$JE||" "mimalloc|$MI||"
+    "tcmalloc|$TC||" "libsizeclass|$SC_SO||" "libsizeclass+malloc_trim|$SC_SO||--trim 1")
 fi
 
 # ---- running ----------------------------------------------------------------
@@ -128,10 +160,10 @@ FAILS=0
 # run_one SECTION BENCHLINE ALLOC RUN — one run; appends a row to $RAW.
 run_one() {
   local section=$1 line=$2 alloc=$3 run=$4
-  local name prog fixed size label preload extra out rc result
+  local name prog fixed size label preload extra args out rc result
   IFS='|' read -r name prog fixed _ _ _ <<<"$line"
   size=$(cut -d'|' -f"$(mode_col)" <<<"$line")
-  IFS='|' read -r label preload extra <<<"$alloc"
+  IFS='|' read -r label preload extra args <<<"$alloc"
   local envs=()
   [ -n "$extra" ] && envs+=("$extra")
   if [ "$prog" = real ]; then
@@ -141,7 +173,7 @@ run_one() {
   else
     [ -n "$preload" ] && envs+=("LD_PRELOAD=$preload")
     # shellcheck disable=SC2086
-    out=$(timeout 600 env "${envs[@]}" "$BUILD/bench/$prog" $fixed $size 2>"$TMP/err" </dev/null)
+    out=$(timeout 600 env "${envs[@]}" "$BUILD/bench/$prog" $fixed $size $args 2>"$TMP/err" </dev/null)
   fi
   rc=$?
   result=$(grep '^RESULT ' <<<"$out" | tail -n 1)
@@ -157,19 +189,36 @@ run_one() {
   unit=$(sed -nE 's/.* unit=([^ ]+).*/\1/p' <<<"$result")
   rss=$(sed -nE 's/.* rss_kb=([^ ]+).*/\1/p' <<<"$result")
   sum=$(sed -nE 's/.* checksum=([^ ]+).*/\1/p' <<<"$result")
+  if [ "$section" = footprint ]; then
+    # Settled and peak RSS from the program's own line (statm; its peak
+    # also folds in getrusage's).
+    local fp
+    fp=$(grep -E '^[a-z_]+: .*settled_rss_kb=' <<<"$out" | tail -n 1)
+    metric=$(sed -nE 's/.* settled_rss_kb=([0-9]+).*/\1/p' <<<"$fp")
+    rss=$(sed -nE 's/.* peak_rss_kb=([0-9]+).*/\1/p' <<<"$fp")
+    unit=KiB
+    if [ -z "$metric" ] || [ -z "$rss" ]; then
+      echo "bench.sh: FAILED $name under $label: no settled_rss_kb=/peak_rss_kb= line" >&2
+      printf '%s\t%s\t%s\t%s\t%s\tFAIL\t0\t-\n' "$section" "$name" "?" "$label" "$run" >>"$RAW"
+      FAILS=$((FAILS + 1))
+      return 1
+    fi
+    [ "$SMOKE" = 1 ] && echo "smoke footprint $name $label: settled $metric KiB, peak $rss KiB"
+  fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$section" "$name" "$unit" "$label" "$run" \
     "$metric" "$rss" "$sum" >>"$RAW"
-  [ "$SMOKE" = 1 ] && echo "smoke $name: $metric $unit, peak RSS $rss KiB"
+  [ "$SMOKE" = 1 ] && [ "$section" != footprint ] && echo "smoke $name: $metric $unit, peak RSS $rss KiB"
   return 0
 }
 
-# run_section SECTION NAME_REGEX ALLOC... — every selected benchmark, RUNS
-# rounds, each round running every allocator once in order.
+# run_section SECTION NAME_REGEX SUITE NRUNS ALLOC... — every selected
+# benchmark of SUITE (a function printing suite lines), NRUNS rounds, each
+# round running every allocator once in order.
 run_section() {
-  local section=$1 regex=$2
-  shift 2
+  local section=$1 regex=$2 suite_fn=$3 nruns=$4
+  shift 4
   local allocs=("$@") line name n=0 total i t0 r a
-  total=$(suite | cut -d'|' -f1 | grep -E -- "$regex" | grep -cE -- "${ONLY:-.}")
+  total=$("$suite_fn" | cut -d'|' -f1 | grep -E -- "$regex" | grep -cE -- "${ONLY:-.}")
   while IFS= read -r line; do
     name=${line%%|*}
     grep -qE -- "$regex" <<<"$name" || continue
@@ -177,7 +226,7 @@ run_section() {
     n=$((n + 1))
     t0=$SECONDS
     i=0
-    for ((r = 1; r <= RUNS; r++)); do
+    for ((r = 1; r <= nruns; r++)); do
       for a in "${allocs[@]}"; do
         run_one "$section" "$line" "$a" "$r" || true
         i=$((i + 1))
@@ -185,32 +234,34 @@ run_section() {
       [ "$SMOKE" = 1 ] && break
     done
     [ "$SMOKE" = 1 ] || echo "[$section $n/$total] $name: $i runs, $((SECONDS - t0)) s" >&2
-  done < <(suite)
+  done < <("$suite_fn")
 }
 
 T_START=$SECONDS
+want_section() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 if [ "$SMOKE" = 1 ]; then
-  run_section main '.' "${ALLOCS[@]}"
+  want_section main && run_section main '.' suite 1 "${ALLOCS[@]}"
+  want_section footprint && run_section footprint '.' footprint_suite 1 "${FP_ALLOCS[@]}"
   [ "$(wc -l <"$RAW")" -gt 0 ] || { echo "bench.sh: no benchmark matches '$ONLY'" >&2; exit 2; }
   [ $FAILS -eq 0 ] || { echo "bench.sh: $FAILS smoke run(s) failed" >&2; exit 1; }
   exit 0
 fi
 
-echo "bench.sh: $RUNS runs per allocator${QUICK:+, quick mode}; allocators: glibc jemalloc mimalloc tcmalloc libsizeclass" >&2
-want_section() { [[ ",$SECTIONS," == *",$1,"* ]]; }
-want_section main && run_section main '.' "${ALLOCS[@]}"
+echo "bench.sh: $RUNS runs per allocator (footprint: $FP_RUNS)${QUICK:+, quick mode}; sections $SECTIONS; allocators: glibc jemalloc mimalloc tcmalloc libsizeclass" >&2
+want_section main && run_section main '.' suite "$RUNS" "${ALLOCS[@]}"
 if want_section stats; then
-  run_section stats "$VARIANT_STATS" "libsizeclass|$SC_SO|" \
+  run_section stats "$VARIANT_STATS" suite "$RUNS" "libsizeclass|$SC_SO|" \
     "libsizeclass+stats|$SC_SO|SIZECLASS_STATS=/dev/null"
 fi
 if want_section harden; then
   NOHARDEN=$(realpath "${SC_NOHARDEN_SO:-$BUILD/noharden/libsizeclass.so}" 2>/dev/null || true)
   if [ -n "$NOHARDEN" ] && [ -f "$NOHARDEN" ]; then
-    run_section harden "$VARIANT_HARDEN" "SC_HARDEN=0|$NOHARDEN|" "hardened|$SC_SO|"
+    run_section harden "$VARIANT_HARDEN" suite "$RUNS" "SC_HARDEN=0|$NOHARDEN|" "hardened|$SC_SO|"
   else
     echo "bench.sh: $BUILD/noharden/libsizeclass.so missing (make bench-noharden); no hardening comparison" >&2
   fi
 fi
+want_section footprint && run_section footprint '.' footprint_suite "$FP_RUNS" "${FP_ALLOCS[@]}"
 
 mkdir -p "$OUT"
 cp "$RAW" "$OUT/latest.tsv"
@@ -224,7 +275,7 @@ if [ -z "${BENCH_LIB_REV:-}" ]; then
 fi
 scripts/ensure-deps.sh plot || echo "bench.sh: no python3-matplotlib; the chart is skipped" >&2
 "$PY" bench/report.py --raw "$OUT/latest.tsv" --md "$OUT/latest.md" --png "$OUT/latest.png" \
-  --runs "$RUNS" --mode "$([ -n "$QUICK" ] && echo quick || echo full)" \
+  --runs "$RUNS" --fp-runs "$FP_RUNS" --mode "$([ -n "$QUICK" ] && echo quick || echo full)" \
   --machine "$MACHINE" --peers "${PEERS%; }" --seconds $((SECONDS - T_START)) \
   --rev "$BENCH_LIB_REV"
 rc=$?

@@ -3,7 +3,8 @@
  * must exit 0 with a RESULT line (each benchmark checks its own blocks), and
  * the content checks of every benchmark program must fire when a block is
  * corrupted on purpose (BENCH_CORRUPT), so a broken allocator cannot look
- * fast. */
+ * fast. The footprint section (peak and settled RSS, issue 7) runs tiny too,
+ * and frame_burst's --settle-ms mode reports what it promises. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,69 @@ Test(bench_smoke, python_malloc, .timeout = 120) { smoke("python-malloc"); }
 Test(bench_smoke, perl, .timeout = 120) { smoke("perl"); }
 Test(bench_smoke, sqlite, .timeout = 120) { smoke("sqlite"); }
 
+/** The integer after "key=" in s, or -1 when absent. */
+static long long field(const char *s, const char *key) {
+  const char *p = strstr(s, key);
+  return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/* The footprint section's command lines: both programs, with and without
+ * --trim 1, report a settled RSS no larger than their peak. */
+Test(bench_smoke, footprint_section, .timeout = 120) {
+  static const char *const names[] = {"frame-burst-settle", "level-burst-settle"};
+  static const char *const labels[] = {"libsizeclass:", "libsizeclass+malloc_trim:"};
+  char runner[1024], cmd[4096], out[16384], want[256];
+  runner_path(runner, sizeof(runner));
+  snprintf(cmd, sizeof(cmd), "BUILD='%s' %s --smoke --sections footprint", build_dir(), runner);
+  int rc = run(cmd, out, sizeof(out));
+  cr_assert_eq(rc, 0, "footprint section failed (exit %d):\n%s", rc, out);
+  for (size_t i = 0; i < 2; i++) {
+    for (size_t j = 0; j < 2; j++) {
+      snprintf(want, sizeof(want), "smoke footprint %s %s settled ", names[i], labels[j]);
+      const char *line = strstr(out, want);
+      cr_assert(line != NULL, "no line '%s':\n%s", want, out);
+      char *end;
+      long long settled = strtoll(line + strlen(want), &end, 10);
+      const char *peak_at = strstr(end, "peak ");
+      cr_assert(peak_at != NULL, "no peak after '%s':\n%s", want, out);
+      long long peak = strtoll(peak_at + 5, NULL, 10);
+      cr_assert_gt(settled, 0, "%s settled %lld:\n%s", want, settled, out);
+      cr_assert_geq(peak, settled, "%s peak %lld below settled %lld:\n%s", want, peak, settled,
+                    out);
+    }
+  }
+}
+
+/* frame_burst --settle-ms: the frame count follows the option, the figures
+ * are there and consistent, --trim 1 does the same work (same checksum),
+ * and without the option none of it runs. */
+Test(bench_smoke, frame_burst_settle, .timeout = 120) {
+  char cmd[4096], out[2][16384];
+  const char *args[2] = {"--frames 300 --settle-ms 100", "--frames 300 --settle-ms 100 --trim 1"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s/libsizeclass.so' '%s/bench/frame_burst' %s",
+             build_dir(), build_dir(), args[k]);
+    int rc = run(cmd, out[k], sizeof(out[k]));
+    cr_assert_eq(rc, 0, "frame_burst %s failed (exit %d):\n%s", args[k], rc, out[k]);
+    const char *line = strstr(out[k], "frame_burst: ");
+    cr_assert(line != NULL, "no frame_burst: line:\n%s", out[k]);
+    cr_assert_eq(field(line, "settle_frames="), 6, "100 ms at 60 Hz is 6 frames:\n%s", out[k]);
+    long long settled = field(line, "settled_rss_kb="), peak = field(line, "peak_rss_kb=");
+    cr_assert_gt(settled, 0, "settled_rss_kb missing:\n%s", out[k]);
+    cr_assert_geq(peak, settled, "peak below settled:\n%s", out[k]);
+    cr_assert_eq(field(line, "trim="), k, "trim= is not %d:\n%s", k, out[k]);
+    cr_assert(strstr(out[k], "RESULT bench=frame-burst ") != NULL, "no RESULT:\n%s", out[k]);
+  }
+  const char *c0 = strstr(out[0], "checksum="), *c1 = strstr(out[1], "checksum=");
+  cr_assert(c0 && c1 && strncmp(c0, c1, 25) == 0, "--trim 1 changed the work:\n%s\n%s", out[0],
+            out[1]);
+  snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s/libsizeclass.so' '%s/bench/frame_burst' --frames 300",
+           build_dir(), build_dir());
+  cr_assert_eq(run(cmd, out[0], sizeof(out[0])), 0, "frame_burst failed:\n%s", out[0]);
+  cr_assert(strstr(out[0], "frame_burst: ") == NULL && strstr(out[0], "RESULT ") != NULL,
+            "default frame_burst printed settle figures or no result:\n%s", out[0]);
+}
+
 /* Every benchmark the runner lists has a smoke test above, and vice versa. */
 Test(bench_smoke, suite_is_covered) {
   char runner[1024], cmd[2048], out[8192];
@@ -117,6 +181,12 @@ static void corrupt(const char *prog, const char *args) {
 }
 
 Test(bench_verify, frame_burst_detects_corruption) { corrupt("frame_burst", "--frames 50"); }
+Test(bench_verify, frame_burst_settle_detects_corruption) {
+  corrupt("frame_burst", "--frames 0 --settle-ms 100"); /* the block is made in a light frame */
+}
+Test(bench_verify, footprint_detects_corruption) {
+  corrupt("footprint", "--levels 1 --level-mb 1 --burst-mb 1 --settle-ms 20");
+}
 Test(bench_verify, micro_detects_corruption) { corrupt("micro", "--ws 10 --pairs 100"); }
 Test(bench_verify, prodcons_detects_corruption) {
   corrupt("cross_thread", "--mode prodcons --ops 1000");
