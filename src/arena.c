@@ -73,6 +73,7 @@ static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigne
   page->capacity = (uint32_t)(SC_PAGE_SIZE >> page->shift);
   page->block_mask = (uint32_t)(sc__class_size(c) - 1);
   page->carved = 0;
+  page->carved_max = 0;
   page->used = 0;
   page->free = NULL;
   page->full = 0;
@@ -229,6 +230,13 @@ void *sc__arena_alloc_slow(size_t n, unsigned c) {
   sc__purge_poll(a);
   for (;;) {
     sc_page_t *page = a->current[c];
+    /* 0. A page all of whose blocks are free is carved again in address
+     * order rather than through its free list, whose order is that of the
+     * frees: sequential blocks are what caches and prefetchers like. */
+    if (page->used == 0 && page->free != NULL) {
+      page->free = NULL;
+      page->carved = 0;
+    }
     /* 1. A free block (we may have come here only for lack of an arena). */
     sc_block_t *b = page->free;
     if (b != NULL) {
@@ -238,10 +246,13 @@ void *sc__arena_alloc_slow(size_t n, unsigned c) {
       page->free = next;
       return take_block(a, page, b, c, n);
     }
-    /* 2. Carve a block never handed out before. */
+    /* 2. Carve the next block; a fresh one if never handed out before. */
     if (page->carved < page->capacity) {
       b = (sc_block_t *)(sc__page_start(page) + ((size_t)page->carved++ << page->shift));
-      a->stats[c].fresh_carves++;
+      if (page->carved > page->carved_max) {
+        page->carved_max = page->carved;
+        a->stats[c].fresh_carves++;
+      }
       return take_block(a, page, b, c, n);
     }
     /* 3. The current page is exhausted: it leaves the queue until a free. */

@@ -40,7 +40,8 @@ typedef struct sc_page_s {
   /* -- read-mostly: set when the page starts serving a class ---------- */
   uint16_t *req;       /* requested size of each block, for statistics */
   uint32_t capacity;   /* blocks the page holds */
-  uint32_t carved;     /* blocks handed out at least once (bump index) */
+  uint32_t carved;     /* bump index: blocks below it were handed out */
+  uint32_t carved_max; /* highest `carved` since the page took its class */
   uint32_t block_mask; /* block size - 1: an offset with these bits set is interior */
   uint8_t class_idx;
   uint8_t shift; /* log2 of the block size */

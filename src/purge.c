@@ -265,7 +265,7 @@ static size_t round_os(size_t n) { return (n + SC_OS_PAGE - 1) & ~(size_t)(SC_OS
 
 /** Bytes of p (and of its requested-size array) that blocks ever touched. */
 static size_t touched_bytes(const sc_page_t *p) {
-  size_t carved = p->carved < p->capacity ? p->carved : p->capacity;
+  size_t carved = p->carved_max < p->capacity ? p->carved_max : p->capacity;
   return round_os(carved << p->shift) + round_os(carved * sizeof(uint16_t));
 }
 
@@ -310,6 +310,7 @@ static size_t batch_flush(sc_arena_t *a, batch_t *b) {
       deactivate(a, p);
       p->free = NULL;
       p->carved = 0;
+      p->carved_max = 0;
       p->used = 0;
       p->full = 0;
       p->queued = 0;
