@@ -35,6 +35,23 @@ static inline void sc__count_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b
   }
 }
 
+/** Hand out the next block of page in address order (page->carved <
+ * page->capacity); fresh when no block at that index was handed out since
+ * the page took its class. */
+static inline void *sc__carve(sc_arena_t *a, sc_page_t *page, unsigned c, size_t n) {
+  sc_block_t *b = (sc_block_t *)(sc__page_start(page) + ((size_t)page->carved++ << page->shift));
+  if (sc_unlikely(page->carved > page->carved_max)) {
+    page->carved_max = page->carved;
+    a->stats[c].fresh_carves++;
+  }
+#if SC_HARDEN
+  b->key = 0;
+#endif
+  page->used++;
+  sc__count_alloc(a, page, b, c, n);
+  return b;
+}
+
 /** Allocate n <= SC_SMALL_MAX bytes from class c; NULL + ENOMEM on failure. */
 static inline void *sc__alloc_small(size_t n, unsigned c) {
   sc_arena_t *a = sc__thread_arena;
@@ -53,6 +70,7 @@ static inline void *sc__alloc_small(size_t n, unsigned c) {
       sc__count_alloc(a, page, b, c, n);
       return b;
     }
+    if (sc_likely(page->carved < page->capacity)) return sc__carve(a, page, c, n);
   }
   return sc__arena_alloc_slow(n, c);
 }

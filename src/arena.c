@@ -247,14 +247,7 @@ void *sc__arena_alloc_slow(size_t n, unsigned c) {
       return take_block(a, page, b, c, n);
     }
     /* 2. Carve the next block; a fresh one if never handed out before. */
-    if (page->carved < page->capacity) {
-      b = (sc_block_t *)(sc__page_start(page) + ((size_t)page->carved++ << page->shift));
-      if (page->carved > page->carved_max) {
-        page->carved_max = page->carved;
-        a->stats[c].fresh_carves++;
-      }
-      return take_block(a, page, b, c, n);
-    }
+    if (page->carved < page->capacity) return sc__carve(a, page, c, n);
     /* 3. The current page is exhausted: it leaves the queue until a free. */
     if (page != &sc__empty_page) {
       queue_remove(&a->queues[c], page);
