@@ -7,6 +7,7 @@
 #define SC_ALLOC_H
 
 #include "internal.h"
+#include "purge.h"
 #include "size_class.h"
 
 /* Hidden entry points shared by src/alloc.c and shim/. */
@@ -49,6 +50,9 @@ static inline void *sc__carve(sc_arena_t *a, sc_page_t *page, unsigned c, size_t
 #endif
   page->used++;
   sc__count_alloc(a, page, b, c, n);
+  /* Carving counts as a slow-path event for memory return's pacing: a
+   * program that only carves and pops must still reach purge steps. */
+  sc__purge_poll(a);
   return b;
 }
 
