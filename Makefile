@@ -35,9 +35,14 @@ $(SO): $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libsizeclass.so.$(SOMAJOR) -Wl,-z,now -o $@ $(LIB_OBJS) $(LDLIBS_LIB)
 	@ln -sf libsizeclass.so $(BUILD)/libsizeclass.so.$(SOMAJOR)
 
+# The archive holds one relocatable object made of every library object, so
+# that a program linking it statically gets the whole library whenever it
+# gets malloc: modules that arm themselves from their own constructors (the
+# statistics dump, frame statistics, memory-return settings) come along.
 $(AR_LIB): $(LIB_OBJS)
-	@rm -f $@
-	ar rcs $@ $(LIB_OBJS)
+	@rm -f $@ $(OBJDIR)/libsizeclass.o
+	$(LD) -r -o $(OBJDIR)/libsizeclass.o $(LIB_OBJS)
+	ar rcs $@ $(OBJDIR)/libsizeclass.o
 
 -include $(LIB_DEPS)
 

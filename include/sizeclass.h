@@ -99,6 +99,14 @@ struct sc_class_stats {
   uint64_t request_histogram[SC_STATS_BUCKETS];
 };
 
+/** Bits of struct sc_stats.tracked: which figures a snapshot measured.
+ * Figures that were not tracked read 0 in the struct, null in the JSON and
+ * "-" in the text report, which names them. */
+#define SC_TRACKED_COUNTS 0x1u /* blocks, pages, reuse and fresh carves (the default;
+                                  unset only when a dump could not read every page) */
+#define SC_TRACKED_EXACT 0x2u  /* requested bytes, the request histogram, peaks, and
+                                  the system allocator's peak: exact statistics */
+
 /** A snapshot of every statistic the report shows. */
 struct sc_stats {
   struct sc_class_stats classes[SC_NUM_CLASSES]; /* 16 B ... 1024 B */
@@ -122,11 +130,32 @@ struct sc_stats {
   struct {
     uint64_t pid, peak_rss_bytes, rss_bytes, wall_ns;
   } process;
+  uint64_t tracked; /* SC_TRACKED_* bits */
 };
 
 /** Fill *out with a consistent snapshot of the statistics, summed over
- * every arena; never allocates. */
+ * every arena; never allocates. Without exact statistics the per-request
+ * figures are not tracked (see `tracked`). */
 void sc_stats_get(struct sc_stats *out);
+
+/** Exact statistics (docs/stats.md): requested bytes per block, the
+ * request-size histogram, live/total/peak requested bytes, peaks. They cost
+ * time on every allocation, so they are off unless asked for, once, when
+ * the process starts: by SIZECLASS_STATS or SIZECLASS_STATS_SIGNAL (a
+ * report implies them), by SIZECLASS_STATS_EXACT=1, by a
+ * `sizeclass_options` string the program defines (below), or by this call
+ * made before the process's first allocation from the size classes.
+ * Returns true when they are on (now or already), false when it came too
+ * late to switch them on. */
+bool sc_stats_enable_exact(void);
+
+/* A program may define
+ *     const char *const sizeclass_options = "SIZECLASS_STATS_EXACT=1";
+ * (any SIZECLASS_* settings, separated by spaces or commas): the library
+ * reads it when it starts, before any allocation, and the environment
+ * overrides it. It is found when the program links libsizeclass (shared or
+ * static); a program that only gets it by LD_PRELOAD must export the symbol
+ * (-rdynamic). */
 /** Write the statistics report to fd as text or JSON (docs/stats.md);
  * never allocates, safe while other threads run. */
 void sc_stats_print(int fd, enum sc_stats_format format);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "exact.h"
 #include "sizeclass.h"
 
 /** Requests above SC_SMALL_MAX: the system allocator. */
@@ -15,30 +16,24 @@ sc_noinline void sc__free_slow(void *p) {
   if (p != NULL) sc__sys_free(p);
 }
 
-sc_cold void sc__fatal_invalid(const void *p) { sc__fatal_block("invalid free", p, 0); }
-sc_cold void sc__fatal_list_of(const sc_page_t *page) {
-  sc__fatal_list((unsigned)sc__class_size(page->class_idx));
+void sc__fatal_invalid(const void *p) { sc__fatal_block("invalid free", p, 0); }
+void sc__fatal_double(const void *p, const sc_page_t *page) {
+  sc__fatal_block("double free", p, page->block_size);
+}
+void *sc__fatal_list_of(const sc_page_t *page) {
+  sc__fatal_list(page->block_size); /* never returns */
 }
 
 /** Class size of one of our blocks (p must be owned); a pointer that is not
- * the start of a handed-out block aborts, named for the call that got it. */
+ * the start of a handed-out block aborts, named for the call that got it.
+ * Any thread may ask: the page's shared line answers. */
 static size_t owned_block_size(uintptr_t p, const char *call) {
   sc_page_t *page = sc__page_of(sc__segment_of(p), p);
   uintptr_t offset = p & (SC_PAGE_SIZE - 1);
-  if ((offset & page->block_mask) != 0 || (offset >> page->shift) >= page->carved)
+  if (page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
+      offset >= page->shared_carved)
     sc__fatal_block(call, (const void *)p, 0);
-  return (size_t)1 << page->shift;
-}
-
-/** A block of ours keeps its place under realloc: move its requested size
- * in the statistics of the calling thread (sums over arenas stay exact). */
-static void update_requested_size(uintptr_t p, size_t n) {
-  sc_arena_t *a = sc__thread_arena;
-  if (a == NULL) return;
-  sc_page_t *page = sc__page_of(sc__segment_of(p), p);
-  uint16_t *req = &page->req[(p & (SC_PAGE_SIZE - 1)) >> page->shift];
-  a->stats[page->class_idx].req_live += n - *req;
-  *req = (uint16_t)n;
+  return (size_t)1 << page->shared_shift;
 }
 
 void *sc__calloc(size_t count, size_t size) {
@@ -65,12 +60,13 @@ void *sc__realloc(void *p, size_t n) {
     old_size = owned_block_size(u, "realloc of invalid pointer");
 #if SC_HARDEN
     /* A freed block must not come back to life through realloc. */
-    if (sc_unlikely(((sc_block_t *)p)->key == sc__free_key(p, sc__key_secret)))
+    if (sc_unlikely(((sc_block_t *)p)->key == sc__free_key(p)))
       sc__fatal_block("realloc of freed block", p, (unsigned)old_size);
 #endif
     /* Same class: keep the block; only its requested size changes. */
     if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size) {
-      update_requested_size(u, n);
+      sc_arena_t *a = sc__thread.arena;
+      if (sc__exact_on() && a != NULL) sc__exact_resize(a, u, n);
       return p;
     }
   } else {
@@ -129,7 +125,8 @@ sc_public bool sc_owns(const void *p) {
   uintptr_t u = (uintptr_t)p;
   if (!sc__segment_owned(u)) return false;
   const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
-  return page->state == SC_PAGE_ACTIVE && ((u & (SC_PAGE_SIZE - 1)) >> page->shift) < page->carved;
+  return page->state == SC_PAGE_ACTIVE && page->arena != NULL &&
+         (u & (SC_PAGE_SIZE - 1)) < page->shared_carved;
 }
 
 sc_public size_t sc_class_size(size_t n) {

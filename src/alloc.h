@@ -1,16 +1,23 @@
 /* alloc.h — the malloc and free fast paths, inlined into both the public
- * sc_* functions and the interposed malloc/free. They are written so the
- * common case is a handful of loads and stores with no call: anything
- * unusual (no arena yet, empty free list, a full page, a remote or foreign
- * pointer) leaves through an out-of-line slow path. */
+ * sc_* functions and the interposed malloc/free.
+ *
+ * A steady-state malloc reads the thread's slot for the class (TLS), the
+ * owner's line of that page's descriptor and the block; a free reads the
+ * segment bitmap word (shared, read-only), the same descriptor line and the
+ * block. No statistics counter lives anywhere else: the page's `allocs`
+ * and `used` are the default statistics (summed on demand, stats.c).
+ * Anything unusual (no arena yet, an empty page, a full, trapped or emptied
+ * page, another thread's block, a foreign pointer, an optional feature on)
+ * leaves through an out-of-line slow path; optional features make every
+ * call leave, so with them off the fast path carries none of their work. */
 #ifndef SC_ALLOC_H
 #define SC_ALLOC_H
 
 #include "internal.h"
-#include "purge.h"
 #include "size_class.h"
 
 /* Hidden entry points shared by src/alloc.c and shim/. */
+#pragma GCC visibility push(hidden)
 void *sc__malloc_slow(size_t n);
 void sc__free_slow(void *p);
 void *sc__calloc(size_t count, size_t size);
@@ -18,64 +25,94 @@ void *sc__realloc(void *p, size_t n);
 void *sc__memalign(size_t align, size_t n);
 int sc__posix_memalign(void **out, size_t align, size_t n);
 size_t sc__usable_size(const void *p);
-sc_noreturn sc_cold void sc__fatal_invalid(const void *p);
-sc_noreturn sc_cold void sc__fatal_list_of(const sc_page_t *page);
+/* The misuse reports. They never return, but are not declared noreturn:
+ * the fast paths reach them by a tail jump, with no stack frame to set up
+ * on the way that every call would pay for. */
+sc_cold void sc__fatal_invalid(const void *p);
+sc_cold void sc__fatal_double(const void *p, const sc_page_t *page);
+sc_cold __attribute__((returns_nonnull)) void *sc__fatal_list_of(const sc_page_t *page);
+#pragma GCC visibility pop
 
-/** Account a block of class c handed out for a request of n bytes. */
-static inline void sc__count_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c,
-                                   size_t n) {
-  sc_class_stats_t *s = &a->stats[c];
-  s->hist[sc__bucket_of(n)]++;
-  s->req_total += n;
-  s->req_live += n;
-  page->req[((uintptr_t)b & (SC_PAGE_SIZE - 1)) >> page->shift] = (uint16_t)n;
-  uint64_t live = ++s->live;
-  if (sc_unlikely(live > s->peak)) {
-    s->peak = live;
-    s->req_peak = s->req_live + s->req_remote - s->req_drained; /* owner view */
-  }
+/** A fresh block was carved from page up to `end`: raise the high-water
+ * mark, in both lines. */
+static inline void sc__page_fresh_mark(sc_page_t *page, uint8_t *end) {
+  page->fresh_end = end;
+  page->shared_carved = (uint32_t)(end - (page->carve_end - SC_PAGE_SIZE));
 }
 
-/** Hand out the next block of page in address order (page->carved <
- * page->capacity); fresh when no block at that index was handed out since
- * the page took its class. */
-static inline void *sc__carve(sc_arena_t *a, sc_page_t *page, unsigned c, size_t n) {
-  sc_block_t *b = (sc_block_t *)(sc__page_start(page) + ((size_t)page->carved++ << page->shift));
-  if (sc_unlikely(page->carved > page->carved_max)) {
-    page->carved_max = page->carved;
-    a->stats[c].fresh_carves++;
+/** Take a block from page: the head of its free list, else the next block
+ * in address order; counted in the page. NULL when the page has neither.
+ * (A corrupted free-list link ends in sc__fatal_list_of, which never
+ * returns.) */
+static inline sc_block_t *sc__page_take(sc_page_t *page) {
+  sc_block_t *b = page->free;
+  if (sc_likely(b != NULL)) {
+    sc_block_t *next = sc__decode(b->next);
+    page->free = next;
+#if SC_HARDEN
+    /* A link must stay in its page (or end the list): checked after the
+     * store, so the check reuses the register the store no longer needs. */
+    if (sc_unlikely((((uintptr_t)next ^ (uintptr_t)b) >> SC_PAGE_SHIFT) != 0 && next != NULL))
+      return sc__fatal_list_of(page);
+#endif
+  } else {
+    uint8_t *at = page->carve_next;
+    if (sc_unlikely(at == page->carve_end)) return NULL;
+    b = (sc_block_t *)at;
+    at += page->block_size;
+    page->carve_next = at;
+    if (sc_unlikely(at > page->fresh_end)) sc__page_fresh_mark(page, at);
   }
 #if SC_HARDEN
-  b->key = 0;
+  b->key = 0; /* a live block carries no free key */
 #endif
   page->used++;
-  sc__count_alloc(a, page, b, c, n);
-  /* Carving counts as a slow-path event for memory return's pacing: a
-   * program that only carves and pops must still reach purge steps. */
-  sc__purge_poll(a);
+  page->allocs++;
   return b;
+}
+
+/** True when p is not the start of a block handed out from page (the
+ * owner's view: an interior pointer, or one past what was carved). Always
+ * false when hardening is off. */
+static inline bool sc__bad_local(const sc_page_t *page, uintptr_t p) {
+#if SC_HARDEN
+  return sc_unlikely((p & page->block_mask) != 0 || p >= (uintptr_t)page->carve_next);
+#else
+  (void)page;
+  (void)p;
+  return false;
+#endif
+}
+
+/** Put block p of page (owned by the calling thread) back on its free
+ * list: 0 done, 1 done and the page needs sc__page_after_free (full,
+ * trapped, or now empty), -1 misuse (p is not a live block: reported by
+ * sc__page_misuse). */
+static inline int sc__page_put(sc_page_t *page, void *p) {
+  sc_block_t *b = (sc_block_t *)p;
+  if (sc__bad_local(page, (uintptr_t)p)) return -1;
+#if SC_HARDEN
+  uintptr_t key = sc__free_key(b);
+  if (sc_unlikely(b->key == key)) return -1;
+  b->key = key;
+#endif
+  b->next = sc__encode(page->free);
+  page->free = b;
+  return (int32_t)--page->used <= 0;
+}
+
+/** Report the misuse sc__page_put refused (never returns). */
+static inline void sc__page_misuse(const sc_page_t *page, void *p) {
+  if (sc__bad_local(page, (uintptr_t)p))
+    sc__fatal_invalid(p);
+  else
+    sc__fatal_double(p, page);
 }
 
 /** Allocate n <= SC_SMALL_MAX bytes from class c; NULL + ENOMEM on failure. */
 static inline void *sc__alloc_small(size_t n, unsigned c) {
-  sc_arena_t *a = sc__thread_arena;
-  if (sc_likely(a != NULL)) {
-    sc_page_t *page = a->current[c];
-    sc_block_t *b = page->free;
-    if (sc_likely(b != NULL)) {
-      sc_block_t *next = sc__decode(b, b->next, a->secret);
-#if SC_HARDEN
-      if (sc_unlikely((((uintptr_t)next ^ (uintptr_t)b) >> SC_PAGE_SHIFT) != 0 && next != NULL))
-        sc__fatal_list_of(page);
-      b->key = 0;
-#endif
-      page->free = next;
-      page->used++;
-      sc__count_alloc(a, page, b, c, n);
-      return b;
-    }
-    if (sc_likely(page->carved < page->capacity)) return sc__carve(a, page, c, n);
-  }
+  sc_block_t *b = sc__page_take(sc__thread.current[c]);
+  if (sc_likely(b != NULL)) return b;
   return sc__arena_alloc_slow(n, c);
 }
 
@@ -85,19 +122,6 @@ static inline void *sc__malloc_inline(size_t n) {
   return sc__malloc_slow(n);
 }
 
-/** Check that p is the start of a block handed out from page; abort if not.
- * Compiles to nothing when hardening is off. */
-static inline void sc__check_block(const sc_page_t *page, uintptr_t p) {
-#if SC_HARDEN
-  uintptr_t offset = p & (SC_PAGE_SIZE - 1);
-  if (sc_unlikely((offset & page->block_mask) != 0 || (offset >> page->shift) >= page->carved))
-    sc__fatal_invalid((const void *)p);
-#else
-  (void)page;
-  (void)p;
-#endif
-}
-
 /** free(p), any pointer: ours, the system allocator's, or NULL. */
 static inline void sc__free_inline(void *p) {
   uintptr_t u = (uintptr_t)p;
@@ -105,29 +129,17 @@ static inline void sc__free_inline(void *p) {
     sc__free_slow(p); /* NULL or the system allocator's */
     return;
   }
-  sc_segment_t *seg = sc__segment_of(u);
-  sc_page_t *page = sc__page_of(seg, u);
-  sc_arena_t *a = sc__thread_arena;
-  if (sc_likely(seg->arena == a)) {
-    sc_block_t *b = (sc_block_t *)p;
-    unsigned c = page->class_idx;
-    sc__check_block(page, u);
-#if SC_HARDEN
-    uintptr_t key = sc__free_key(b, a->key_secret);
-    if (sc_unlikely(b->key == key)) sc__fatal_block("double free", p, (unsigned)sc__class_size(c));
-    b->key = key;
-#endif
-    b->next = sc__encode(b, page->free, a->secret);
-    page->free = b;
-    page->used--;
-    sc_class_stats_t *s = &a->stats[c];
-    s->frees++;
-    s->live--;
-    s->req_live -= page->req[(u & (SC_PAGE_SIZE - 1)) >> page->shift];
-    if (sc_unlikely(page->full)) sc__arena_page_unfull(a, page);
+  sc_page_t *page = sc__page_of(sc__segment_of(u), u);
+  if (sc_unlikely(page->arena != sc__thread.self)) {
+    sc__free_other(p, page);
     return;
   }
-  sc__arena_free_remote(u, seg, page);
+  int r = sc__page_put(page, p);
+  if (sc_likely(r == 0)) return;
+  if (r > 0)
+    sc__page_after_free(page);
+  else
+    sc__page_misuse(page, p);
 }
 
 #endif /* SC_ALLOC_H */

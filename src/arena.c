@@ -1,19 +1,30 @@
 /* arena.c — thread-local arenas: how a thread gets one, the allocation slow
- * path (carve, drain remote frees, next page, new page), frees from other
- * threads, and handing arenas on when their thread exits. */
+ * path (drain remote frees, next page, new page), what a free does when the
+ * fast path cannot finish it (full, trapped and emptied pages; other
+ * threads' blocks), and handing arenas on when their thread exits. */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "exact.h"
 #include "page_queue.h"
 #include "purge.h"
+#include "seam.h"
 
-sc_tls sc_arena_t *sc__thread_arena;
+sc_tls sc_thread_t sc__thread = {
+    .current = {&sc__empty_page, &sc__empty_page, &sc__empty_page, &sc__empty_page,
+                &sc__empty_page, &sc__empty_page, &sc__empty_page},
+    .self = SC_NOT_AN_ARENA,
+    .arena = NULL,
+};
+_Static_assert(SC_CLASSES == 7, "one initialiser per class above");
 
 /* current[c] points here when a class has no page: it has no free block and
  * no room to carve, so the fast path falls through to the slow path. */
-sc_page_t sc__empty_page;
+sc_page_t sc__empty_page; /* no free block, carve_next == carve_end */
+
+_Atomic uint64_t sc__orphan_remote_frees[SC_CLASSES];
 
 /* The arena registry: every arena ever made (arenas are reused, never
  * unmapped) and the stack of abandoned ones awaiting a new thread. */
@@ -27,9 +38,9 @@ static uint64_t arenas_adopted;
 static pthread_key_t thread_exit_key;
 static _Atomic int thread_exit_key_state; /* 0 none, 1 creating, 2 ready */
 
-/* ---- page queues -------------------------------------------------------- */
+/* ---- class queues and the current page ------------------------------------ */
 
-/* Class queues: a page is `queued` while linked in its class's queue. */
+/* A page is `queued` while linked in its class's queue. */
 static void queue_remove(sc_page_queue_t *q, sc_page_t *page) {
   sc__pq_remove(q, page);
   page->queued = 0;
@@ -45,49 +56,62 @@ static void queue_push_front(sc_page_queue_t *q, sc_page_t *page) {
   page->queued = 1;
 }
 
-/** Keep current[c] equal to the head of the class queue (or the empty page);
- * while purge work is pending, a new head gets the purge trap (purge.c). */
-static void refresh_current(sc_arena_t *a, unsigned c) {
-  sc_page_t *head = a->queues[c].first;
-  a->current[c] = head ? head : &sc__empty_page;
-  if (head != NULL && a->purge.armed) head->full = 1;
-}
-
-void sc__arena_page_unfull(sc_arena_t *a, sc_page_t *page) {
-  if (page->queued) { /* not full: a purge trap on the class head */
-    sc__purge_poll(a);
+void sc__arena_refresh_current(sc_arena_t *a, unsigned c) {
+  sc_page_t *old = a->current[c];
+  /* An arena without a thread allocates from nothing (release_heads). */
+  sc_page_t *head = a->owned ? a->queues[c].first : NULL;
+  if (head == old) {
+    if (head != NULL && a->purge.armed) head->used |= SC_USED_SLOW;
     return;
   }
-  page->full = 0;
-  queue_push_back(&a->queues[page->class_idx], page);
-  if (a->current[page->class_idx] == &sc__empty_page) refresh_current(a, page->class_idx);
-  sc__purge_note_unfull(a, page->class_idx);
+  a->current[c] = head ? head : &sc__empty_page;
+  if (a->thread != NULL) a->thread->current[c] = a->current[c];
+  if (head != NULL) {
+    head->used |= SC_USED_PIN;
+    if (a->purge.armed) head->used |= SC_USED_SLOW;
+  }
+  if (old != &sc__empty_page && old->arena == a && (old->used & SC_USED_PIN)) {
+    /* The old head is no longer pinned; if it is queued (it still has
+     * room) it carries no trap, and it may have been empty all along. */
+    old->used &= ~SC_USED_PIN;
+    if (old->queued) {
+      old->used &= ~SC_USED_SLOW;
+      if (old->used == 0) sc__purge_page_emptied(a, old);
+    }
+  }
 }
 
 /* ---- pages -------------------------------------------------------------- */
 
-/** Prepare `page` of `seg` to serve class c. */
+/** Prepare `page` of `seg` to serve class c, all of it to be carved. */
 static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigned c) {
-  page->class_idx = (uint8_t)c;
-  page->shift = (uint8_t)(c + SC_MIN_SHIFT);
-  page->capacity = (uint32_t)(SC_PAGE_SIZE >> page->shift);
-  page->block_mask = (uint32_t)(sc__class_size(c) - 1);
-  page->carved = 0;
-  page->carved_max = 0;
-  page->used = 0;
+  unsigned shift = c + SC_MIN_SHIFT;
+  uint8_t *start = sc__page_start(page);
   page->free = NULL;
-  page->full = 0;
-  page->dirty = 1;
+  page->used = 0;
+  page->carve_next = start;
+  page->carve_end = start + SC_PAGE_SIZE;
+  page->arena = a;
+  page->allocs = 0;
+  page->fresh_end = start;
+  page->block_size = (uint32_t)1 << shift;
+  page->block_mask = page->block_size - 1;
+  page->class_idx = (uint8_t)c;
+  page->shift = (uint8_t)shift;
+  page->shared_carved = 0;
+  page->shared_mask = page->block_mask;
+  page->shared_shift = (uint8_t)shift;
+  page->shared_class = (uint8_t)c;
+  page->req = sc__exact_on() ? sc__segment_req_array(seg, page->index) : NULL;
   page->state = SC_PAGE_ACTIVE;
-  page->req = sc__segment_req_array(seg, page->index);
   seg->pages_active++;
-  a->stats[c].pages++;
+  a->counts[c].pages++;
 }
 
-/** A page for class c: an empty one of c waiting to be purged (ready as it
- * is), else an idle or purged page to re-initialise (purge.c), else the next
- * unused page of the newest segment, else a page of a new segment. NULL when
- * the OS refuses memory. */
+/** A page for class c, to be carved from its start: an empty one of c
+ * waiting to be purged, else an idle or purged page to re-initialise
+ * (purge.c), else the next unused page of the newest segment, else a page
+ * of a new segment. NULL when the OS refuses memory. */
 static sc_page_t *page_new(sc_arena_t *a, unsigned c) {
   sc_page_t *page = sc__purge_idle_take(a, c);
   if (page != NULL) return page;
@@ -101,12 +125,34 @@ static sc_page_t *page_new(sc_arena_t *a, unsigned c) {
       seg = sc__segment_new(a);
       if (seg == NULL) return NULL;
       seg->next = a->segments;
-      a->segments = seg;
+      __atomic_store_n(&a->segments, seg, __ATOMIC_RELEASE); /* walkers (stats) */
     }
     page = &seg->pages[seg->next_unused++];
   }
   page_init(a, seg, page, c);
   return page;
+}
+
+/* ---- after a free ----------------------------------------------------------- */
+
+void sc__page_after_free(sc_page_t *page) {
+  sc_arena_t *a = page->arena;
+  unsigned c = page->class_idx;
+  if (page->used & SC_USED_SLOW) {
+    if (page->queued) { /* a purge trap on the class head (purge.c) */
+      sc__purge_poll(a);
+      return;
+    }
+    /* The page was full and out of its queue: it has room again. */
+    page->used &= ~SC_USED_SLOW;
+    queue_push_back(&a->queues[c], page);
+    if (a->current[c] == &sc__empty_page) sc__arena_refresh_current(a, c);
+    sc__purge_poll(a);
+  }
+  /* Every block came back. The class head is pinned, so this is another
+   * page: it waits in the idle list until a class needs a page or the
+   * purge delay passes. */
+  if (page->used == 0 && page->queued) sc__purge_page_emptied(a, page);
 }
 
 /* ---- remote frees ------------------------------------------------------- */
@@ -116,8 +162,7 @@ static sc_page_t *page_new(sc_arena_t *a, unsigned c) {
 static bool remote_link_ok(const sc_arena_t *a, uintptr_t u) {
   if (!sc__segment_owned(u) || sc__segment_of(u)->arena != a) return false;
   const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
-  uintptr_t offset = u & (SC_PAGE_SIZE - 1);
-  return (offset & page->block_mask) == 0 && (offset >> page->shift) < page->carved;
+  return page->arena == a && (u & page->block_mask) == 0 && u < (uintptr_t)page->carve_next;
 }
 
 /** Move every block other threads freed into this arena back to its page. */
@@ -129,66 +174,71 @@ static void drain_remote(sc_arena_t *a) {
      * block on this list must abort with a message, not fault. */
     if (sc_unlikely(!remote_link_ok(a, head))) sc__fatal_list(class_size);
     sc_block_t *b = (sc_block_t *)head;
-    sc_block_t *next = sc__decode(b, b->next, a->secret);
+    sc_block_t *next = sc__decode(b->next);
     sc_page_t *page = sc__page_of(sc__segment_of(head), head);
-    class_size = (unsigned)sc__class_size(page->class_idx);
-    b->next = sc__encode(b, page->free, a->secret);
+    class_size = page->block_size;
+    a->counts[page->class_idx].drained++;
+    if (sc__exact_on()) sc__exact_drained(a, page, head);
+    b->next = sc__encode(page->free);
     page->free = b;
-    page->used--;
-    a->stats[page->class_idx].live--;
-    a->stats[page->class_idx].req_drained += page->req[(head & (SC_PAGE_SIZE - 1)) >> page->shift];
-    if (page->full) sc__arena_page_unfull(a, page);
+    if ((int32_t)--page->used <= 0) sc__page_after_free(page);
     head = (uintptr_t)next;
   }
 }
 
-/** Push the chain head..tail (linked with sc__encode and the process
- * secret) on owner's remote list with one CAS. */
+/** Push the chain head..tail (linked with sc__encode) on owner's remote
+ * list with one CAS. */
 static void push_remote(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
   sc_block_t *last = (sc_block_t *)tail;
   uintptr_t old = atomic_load_explicit(&owner->remote_free, memory_order_relaxed);
   do {
-    last->next = sc__encode(last, (sc_block_t *)old, sc__secret);
+    last->next = sc__encode((sc_block_t *)old);
   } while (!atomic_compare_exchange_weak_explicit(&owner->remote_free, &old, head,
                                                   memory_order_release, memory_order_relaxed));
   if (sc_unlikely(old == 0)) sc__purge_remote_list_started(owner);
+}
+
+/** Check that p is the start of a block handed out from page, as a thread
+ * other than the owner sees it (the shared line: geometry, and the
+ * high-water mark of carving; a block between the owner's carve offset and
+ * that mark still carries its free key and is caught as a double free). */
+static void check_shared(const sc_page_t *page, uintptr_t p) {
+  uintptr_t offset = p & (SC_PAGE_SIZE - 1);
+  if (sc_unlikely(page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
+                  offset >= page->shared_carved))
+    sc__fatal_invalid((const void *)p);
 }
 
 /** Free of block p (of seg/page) owned by another arena: push it on the
  * owner's remote list, counted in the freeing thread's arena. */
 static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
   sc_block_t *b = (sc_block_t *)p;
-  sc__check_block(page, p);
+  check_shared(page, p);
   sc_arena_t *me = sc__arena_get();
   if (sc_unlikely(me == seg->arena)) { /* we just adopted the owner */
     sc__free_inline(b);
     return;
   }
-  unsigned c = page->class_idx;
+  unsigned c = page->shared_class;
 #if SC_HARDEN
-  uintptr_t key = sc__free_key(b, sc__key_secret);
+  uintptr_t key = sc__free_key(b);
   if (sc_unlikely(b->key == key)) sc__fatal_block("double free", b, (unsigned)sc__class_size(c));
   b->key = key;
 #endif
-  if (me != NULL) {
-    sc_class_stats_t *s = &me->stats[c];
-    s->frees++;
-    s->remote_frees++;
-    uint16_t req = page->req[(p & (SC_PAGE_SIZE - 1)) >> page->shift];
-    s->req_live -= req;
-    s->req_remote += req;
-  }
   sc_arena_t *owner = seg->arena;
   if (sc_unlikely(me == NULL)) { /* no arena to batch in: hand over alone */
+    atomic_fetch_add_explicit(&sc__orphan_remote_frees[c], 1, memory_order_relaxed);
     push_remote(owner, p, p);
     return;
   }
+  me->counts[c].remote_frees++;
+  if (sc__exact_on()) sc__exact_remote_free(me, page, p);
   /* Batch it: one CAS per SC_REMOTE_BATCH frees instead of one per free. */
   if (me->batch_owner != owner) {
     sc__arena_flush_remote(me);
     me->batch_owner = owner;
   }
-  b->next = sc__encode(b, (sc_block_t *)me->batch_head, sc__secret);
+  b->next = sc__encode((sc_block_t *)me->batch_head);
   if (me->batch_count++ == 0) me->batch_tail = p;
   me->batch_head = p;
   if (me->batch_count >= SC_REMOTE_BATCH) sc__arena_flush_remote(me);
@@ -205,16 +255,6 @@ void sc__arena_drain(sc_arena_t *a) { drain_remote(a); }
 
 /* ---- the allocation slow path ------------------------------------------- */
 
-/** Hand out block b of page (class c) for a request of n bytes. */
-static void *take_block(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c, size_t n) {
-#if SC_HARDEN
-  b->key = 0;
-#endif
-  page->used++;
-  sc__count_alloc(a, page, b, c, n);
-  return b;
-}
-
 /** When no segment can be had, the system allocator serves the request,
  * aligned to the class size so aligned requests stay aligned. */
 static void *alloc_from_system(size_t n, unsigned c) {
@@ -223,52 +263,44 @@ static void *alloc_from_system(size_t n, unsigned c) {
   return p;
 }
 
-void *sc__arena_alloc_slow(size_t n, unsigned c) {
-  sc_arena_t *a = sc__arena_get();
-  if (sc_unlikely(a == NULL)) return alloc_from_system(n, c);
+void *sc__arena_refill(sc_arena_t *a, unsigned c) {
   sc__arena_flush_remote(a); /* other arenas may be waiting for these */
   sc__purge_poll(a);
   for (;;) {
     sc_page_t *page = a->current[c];
-    /* 0. A page all of whose blocks are free is carved again in address
-     * order rather than through its free list, whose order is that of the
-     * frees: sequential blocks are what caches and prefetchers like. */
-    if (page->used == 0 && page->free != NULL) {
-      page->free = NULL;
-      page->carved = 0;
-    }
-    /* 1. A free block (we may have come here only for lack of an arena). */
-    sc_block_t *b = page->free;
-    if (b != NULL) {
-      sc_block_t *next = sc__decode(b, b->next, a->secret);
-      if (SC_HARDEN && next != NULL && (((uintptr_t)next ^ (uintptr_t)b) >> SC_PAGE_SHIFT) != 0)
-        sc__fatal_list((unsigned)sc__class_size(c));
-      page->free = next;
-      return take_block(a, page, b, c, n);
-    }
-    /* 2. Carve the next block; a fresh one if never handed out before. */
-    if (page->carved < page->capacity) return sc__carve(a, page, c, n);
-    /* 3. The current page is exhausted: it leaves the queue until a free. */
+    /* 1. A block of the current page (we may have come here for another
+     * reason than its being empty: features, a new arena). */
+    sc_block_t *b = sc__page_take(page);
+    if (b != NULL) return b;
+    /* 2. The current page is exhausted: it leaves the queue until a free. */
     if (page != &sc__empty_page) {
       queue_remove(&a->queues[c], page);
-      page->full = 1;
-      refresh_current(a, c);
+      page->used |= SC_USED_SLOW;
+      sc__arena_refresh_current(a, c);
       if (a->current[c] != &sc__empty_page) continue;
     }
-    /* 4. Blocks other threads gave back. */
+    /* 3. Blocks other threads gave back. */
     if (atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0) {
       drain_remote(a);
       if (a->current[c] != &sc__empty_page) continue;
     }
-    /* 5. A new page. */
+    /* 4. A new page. The old head (if any) loses the purge trap: only
+     * heads carry it. */
     page = page_new(a, c);
-    if (page == NULL) return alloc_from_system(n, c);
-    /* A queued page with `full` set carries a purge trap (purge.c); it stops
-     * being the head, so the trap moves to the new head. */
-    if (a->queues[c].first != NULL) a->queues[c].first->full = 0;
+    if (page == NULL) return NULL;
+    sc_page_t *first = a->queues[c].first;
+    if (first != NULL) first->used &= ~SC_USED_SLOW;
     queue_push_front(&a->queues[c], page);
-    refresh_current(a, c);
+    sc__arena_refresh_current(a, c);
   }
+}
+
+void *sc__arena_alloc_slow(size_t n, unsigned c) {
+  sc_arena_t *a = sc__arena_get();
+  if (sc_unlikely(a == NULL)) return alloc_from_system(n, c);
+  if (sc_unlikely(sc__features != 0)) return sc__seam_alloc(a, n, c);
+  void *p = sc__arena_refill(a, c);
+  return p != NULL ? p : alloc_from_system(n, c);
 }
 
 /* ---- arenas and threads ------------------------------------------------- */
@@ -276,15 +308,41 @@ void *sc__arena_alloc_slow(size_t n, unsigned c) {
 /* Set once this thread's arena was handed on at thread exit. */
 static sc_tls bool thread_exited;
 
+/** Point the calling thread's fast-path slots at a's pages (or, with
+ * features on or without an arena, at nothing: every call is slow). */
+static void thread_bind(sc_arena_t *a) {
+  sc_thread_t *t = &sc__thread;
+  t->arena = a;
+  bool fast = a != NULL && sc__features == 0;
+  t->self = fast ? a : SC_NOT_AN_ARENA;
+  for (unsigned c = 0; c < SC_CLASSES; c++) t->current[c] = fast ? a->current[c] : &sc__empty_page;
+  if (a != NULL) a->thread = fast ? t : NULL;
+}
+
+/** An arena without a thread allocates from no page: its heads lose their
+ * pin, so that blocks drained into them (by live threads tending it) show
+ * when a page empties, like any other page's. */
+static void release_heads(sc_arena_t *a) {
+  for (unsigned c = 0; c < SC_CLASSES; c++) {
+    sc_page_t *head = a->current[c];
+    a->current[c] = &sc__empty_page;
+    if (head == &sc__empty_page) continue;
+    head->used &= ~(SC_USED_PIN | SC_USED_SLOW);
+    if (head->used == 0 && head->queued) sc__purge_page_emptied(a, head);
+  }
+}
+
 /** Thread exit: hand the arena on (blocks still in use stay valid: their
  * frees reach it through its remote list, drained by the next owner). */
 static void arena_abandon(void *arg) {
   sc_arena_t *a = arg;
-  if (sc__thread_arena != a) return; /* stale value: a is not this thread's */
-  sc__thread_arena = NULL;
+  if (sc__thread.arena != a) return; /* stale value: a is not this thread's */
+  thread_bind(NULL);
+  a->thread = NULL;
   thread_exited = true;
   sc__arena_flush_remote(a);
   sc__purge_on_abandon(a);
+  release_heads(a);
   pthread_mutex_lock(&arenas_lock);
   a->owned = 0;
   a->next_abandoned = arenas_abandoned;
@@ -293,16 +351,23 @@ static void arena_abandon(void *arg) {
   pthread_mutex_unlock(&arenas_lock);
 }
 
-void sc__arena_free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
-  if (sc_likely(sc__thread_arena != NULL || !thread_exited)) {
-    free_remote(p, seg, page);
+void sc__free_other(void *p, sc_page_t *page) {
+  sc_arena_t *me = sc__thread.arena;
+  uintptr_t u = (uintptr_t)p;
+  if (me != NULL && page->arena == me) { /* ours: only features send it here */
+    sc__seam_free_local(me, page, p);
+    return;
+  }
+  sc_segment_t *seg = sc__segment_of(u);
+  if (sc_likely(me != NULL || !thread_exited)) {
+    free_remote(u, seg, page);
     return;
   }
   /* The thread already handed its arena on: glibc frees per-thread buffers
    * (strerror, dlerror) after every TSD destructor ran. Borrow an arena for
    * this free only; keeping it would leak one arena per exiting thread. */
-  free_remote(p, seg, page);
-  sc_arena_t *a = sc__thread_arena;
+  free_remote(u, seg, page);
+  sc_arena_t *a = sc__thread.arena;
   if (a == NULL) return;
   if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) == 2)
     pthread_setspecific(thread_exit_key, NULL);
@@ -326,14 +391,12 @@ static sc_arena_t *arena_create(void) {
   sc_arena_t *a = sc__os_map_aligned(size, 4096);
   if (a == NULL) return NULL;
   for (unsigned c = 0; c < SC_CLASSES; c++) a->current[c] = &sc__empty_page;
-  a->secret = sc__secret;
-  a->key_secret = sc__key_secret;
   return a;
 }
 
 sc_arena_t *sc__arena_get(void) {
-  sc_arena_t *a = sc__thread_arena;
-  if (a != NULL) return a;
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL)) return a;
   sc__init();
   ensure_thread_exit_key();
   /* 1. Adopt an arena whose thread exited, with all its pages and blocks. */
@@ -347,6 +410,9 @@ sc_arena_t *sc__arena_get(void) {
     arenas_live++;
   }
   pthread_mutex_unlock(&arenas_lock);
+  /* An adopted arena's classes allocate from their queue heads again. */
+  if (a != NULL)
+    for (unsigned c = 0; c < SC_CLASSES; c++) sc__arena_refresh_current(a, c);
   /* 2. Else map a new one (outside the lock) and register it. */
   if (a == NULL) {
     a = arena_create();
@@ -360,7 +426,7 @@ sc_arena_t *sc__arena_get(void) {
     arenas_live++;
     pthread_mutex_unlock(&arenas_lock);
   }
-  sc__thread_arena = a;
+  thread_bind(a);
   if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) == 2)
     pthread_setspecific(thread_exit_key, a);
   return a;
@@ -414,5 +480,6 @@ void sc__arena_fork_parent(void) { pthread_mutex_unlock(&arenas_lock); }
  * mid-update, so they are left alone (owned by no one, never adopted). */
 void sc__arena_fork_child(void) {
   pthread_mutex_init(&arenas_lock, NULL);
-  arenas_live = sc__thread_arena != NULL ? 1 : 0;
+  arenas_live = sc__thread.arena != NULL ? 1 : 0;
+  sc__segment_fork_child();
 }

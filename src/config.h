@@ -34,8 +34,10 @@
 #define SC_SEGMENT_MASK (SC_SEGMENT_SIZE - 1)
 #define SC_PAGES_PER_SEGMENT (SC_SEGMENT_SIZE >> SC_PAGE_SHIFT)
 /** Pages at the start of a segment that hold metadata: the segment header
- * with its page descriptors, then one requested-size array per data page. */
-#define SC_META_PAGES 8
+ * with its page descriptors (one page), and with exact statistics one
+ * requested-size array per data page after it (SC_META_PAGES_EXACT pages in
+ * all); sc__meta_pages says which, for the whole process. */
+#define SC_META_PAGES_EXACT 8
 #define SC_HEADER_BYTES ((size_t)16384)
 /** Bytes of requested-size array per data page (uint16 per 16 B block). */
 #define SC_REQ_BYTES_PER_PAGE ((SC_PAGE_SIZE >> SC_MIN_SHIFT) * sizeof(uint16_t))

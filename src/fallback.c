@@ -1,11 +1,17 @@
 /* fallback.c — the route to the system allocator (glibc) for requests the
  * classes do not serve and for pointers the classes did not make. glibc
- * exports its allocator as __libc_*, so no dlsym is needed on this path. */
+ * exports its allocator as __libc_*, so no dlsym is needed on this path.
+ *
+ * Whatever this file wraps around glibc must not make glibc slower than it
+ * is alone, under contention too: the counters are the calling thread's own
+ * (in its arena, plain adds on a line no other thread writes); only threads
+ * without an arena, and the process-wide live/peak bytes of exact
+ * statistics, use shared atomics. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stddef.h>
 
-#include "internal.h"
+#include "exact.h"
 
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t count, size_t size);
@@ -13,7 +19,7 @@ extern void *__libc_realloc(void *p, size_t n);
 extern void *__libc_memalign(size_t align, size_t n);
 extern void __libc_free(void *p);
 
-sc_fallback_stats_t sc__fallback_stats;
+sc_fallback_shared_t sc__fallback_shared;
 
 /* glibc's malloc_usable_size and malloc_trim have no __libc_ alias; the
  * constructor finds them with dlsym (never called from inside malloc). */
@@ -36,10 +42,12 @@ size_t sc__sys_usable_size(const void *p) {
   return (word & 2) ? chunk - 2 * sizeof(size_t) : chunk - sizeof(size_t);
 }
 
+/* ---- exact statistics: process-wide live and peak bytes -------------------- */
+
 /** Add `delta` (two's complement for a decrease) to the live bytes and
  * raise the peak if the sum passed it. */
 static void add_live_bytes(uint64_t delta) {
-  sc_fallback_stats_t *s = &sc__fallback_stats;
+  sc_fallback_shared_t *s = &sc__fallback_shared;
   uint64_t live = atomic_fetch_add_explicit(&s->live_bytes, delta, memory_order_relaxed) + delta;
   uint64_t peak = atomic_load_explicit(&s->peak_live_bytes, memory_order_relaxed);
   while (live > peak && live < (UINT64_MAX >> 1) &&
@@ -48,53 +56,79 @@ static void add_live_bytes(uint64_t delta) {
   }
 }
 
-static void count_made(void *p, _Atomic uint64_t *calls) {
-  atomic_fetch_add_explicit(calls, 1, memory_order_relaxed);
-  if (p == NULL) return;
-  uint64_t bytes = sc__sys_usable_size(p);
-  sc_fallback_stats_t *s = &sc__fallback_stats;
-  atomic_fetch_add_explicit(&s->allocs, 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&s->bytes_total, bytes, memory_order_relaxed);
-  add_live_bytes(bytes);
+/* ---- counting ----------------------------------------------------------------- */
+
+enum { CALL_MALLOC, CALL_ALIGNED, CALL_REALLOC };
+
+/** Count one call of kind `call` that made block p (NULL: it failed) of
+ * `bytes` usable bytes, and released `freed` bytes (realloc's old block). */
+static void count_call(int call, const void *p, uint64_t bytes, bool made, uint64_t freed) {
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL)) {
+    sc_fallback_counts_t *k = &a->fallback;
+    k->malloc_calls += call == CALL_MALLOC;
+    k->aligned_calls += call == CALL_ALIGNED;
+    k->realloc_calls += call == CALL_REALLOC;
+    if (p != NULL) {
+      k->allocs += made;
+      k->bytes_total += bytes;
+      k->bytes_freed += freed;
+    }
+  } else {
+    sc_fallback_shared_t *s = &sc__fallback_shared;
+    _Atomic uint64_t *calls = call == CALL_MALLOC    ? &s->malloc_calls
+                              : call == CALL_ALIGNED ? &s->aligned_calls
+                                                     : &s->realloc_calls;
+    atomic_fetch_add_explicit(calls, 1, memory_order_relaxed);
+    if (p != NULL) {
+      atomic_fetch_add_explicit(&s->allocs, made, memory_order_relaxed);
+      atomic_fetch_add_explicit(&s->bytes_total, bytes, memory_order_relaxed);
+      atomic_fetch_add_explicit(&s->bytes_freed, freed, memory_order_relaxed);
+    }
+  }
+  if (p != NULL && sc__exact_on()) add_live_bytes(bytes - freed);
 }
 
-static void count_released(const void *p) {
-  sc_fallback_stats_t *s = &sc__fallback_stats;
-  atomic_fetch_add_explicit(&s->frees, 1, memory_order_relaxed);
-  atomic_fetch_sub_explicit(&s->live_bytes, sc__sys_usable_size(p), memory_order_relaxed);
+/** Count block p of the system allocator, made by a call of kind `call`. */
+static void count_made(void *p, int call) {
+  count_call(call, p, p != NULL ? sc__sys_usable_size(p) : 0, true, 0);
 }
 
 void *sc__sys_malloc(size_t n) {
   void *p = __libc_malloc(n);
-  count_made(p, &sc__fallback_stats.malloc_calls);
+  count_made(p, CALL_MALLOC);
   return p;
 }
 
 void *sc__sys_calloc(size_t count, size_t size) {
   void *p = __libc_calloc(count, size);
-  count_made(p, &sc__fallback_stats.malloc_calls);
+  count_made(p, CALL_MALLOC);
   return p;
 }
 
 void *sc__sys_memalign(size_t align, size_t n) {
   void *p = __libc_memalign(align, n);
-  count_made(p, &sc__fallback_stats.aligned_calls);
+  count_made(p, CALL_ALIGNED);
   return p;
 }
 
 void *sc__sys_realloc(void *p, size_t n) {
   size_t old = sc__sys_usable_size(p);
   void *q = __libc_realloc(p, n);
-  atomic_fetch_add_explicit(&sc__fallback_stats.realloc_calls, 1, memory_order_relaxed);
-  if (q != NULL) {
-    size_t now = sc__sys_usable_size(q);
-    atomic_fetch_add_explicit(&sc__fallback_stats.bytes_total, now, memory_order_relaxed);
-    add_live_bytes((uint64_t)now - old);
-  }
+  count_call(CALL_REALLOC, q, q != NULL ? sc__sys_usable_size(q) : 0, false, old);
   return q;
 }
 
 void sc__sys_free(void *p) {
-  count_released(p);
+  uint64_t bytes = sc__sys_usable_size(p);
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL)) {
+    a->fallback.frees++;
+    a->fallback.bytes_freed += bytes;
+  } else {
+    atomic_fetch_add_explicit(&sc__fallback_shared.frees, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sc__fallback_shared.bytes_freed, bytes, memory_order_relaxed);
+  }
+  if (sc__exact_on()) add_live_bytes(-bytes);
   __libc_free(p);
 }

@@ -2,9 +2,9 @@
  *
  * A frame is the span between two marks; the first frame runs from the
  * library's start to the first mark, so program setup lands in it. At each
- * mark the per-arena class counters are summed (allocations = sum of the
- * request histogram, frees, fresh carves, requested bytes) and compared with
- * the sums of the previous mark; the difference is that frame. Only class
+ * mark the class figures are summed over every arena (stats.c: allocations,
+ * frees, fresh carves, and with exact statistics requested bytes) and
+ * compared with the sums of the previous mark; the difference is that frame. Only class
  * allocations (<= 1024 B) count: the system allocator's are not frames'
  * business.
  *
@@ -24,6 +24,7 @@
 #include "frame.h"
 #include "internal.h"
 #include "sizeclass.h"
+#include "stats.h"
 
 /** Frames excluded from the zero-fresh-carve count unless the environment
  * says otherwise. */
@@ -43,16 +44,18 @@ static int warmup_read;
 static sc_frame_stats_t frame_stats;
 static _Atomic uint64_t frame_seq; /* odd while frame_stats is being written */
 
-/** Add one arena's class counters to the totals in ctx. */
-static void add_arena(sc_arena_t *a, void *ctx) {
-  totals_t *t = ctx;
+/** The class counters summed over every arena and class. */
+static totals_t totals_now(void) {
+  struct sc_class_stats cls[SC_CLASSES];
+  totals_t t = {0, 0, 0, 0};
+  sc__stats_classes(cls, false);
   for (unsigned c = 0; c < SC_CLASSES; c++) {
-    const sc_class_stats_t *s = &a->stats[c];
-    for (unsigned b = 0; b < SC_BUCKETS; b++) t->allocs += s->hist[b];
-    t->frees += s->frees;
-    t->fresh_carves += s->fresh_carves;
-    t->bytes += s->req_total;
+    t.allocs += cls[c].allocs;
+    t.frees += cls[c].frees;
+    t.fresh_carves += cls[c].fresh_carves;
+    t.bytes += cls[c].total_requested_bytes; /* 0 without exact statistics */
   }
+  return t;
 }
 
 /** SIZECLASS_WARMUP_FRAMES as a number; the default when unset, and a
@@ -73,9 +76,8 @@ static uint64_t warmup_from_env(void) {
 
 /** Close the current frame: diff the counter sums with the last mark's. */
 sc_public void sc_frame_mark(void) {
-  totals_t now = {0, 0, 0, 0};
   pthread_mutex_lock(&mark_lock);
-  sc__arenas_foreach(add_arena, &now);
+  totals_t now = totals_now();
   totals_t d = {now.allocs - last_totals.allocs, now.frees - last_totals.frees,
                 now.fresh_carves - last_totals.fresh_carves, now.bytes - last_totals.bytes};
   last_totals = now;
@@ -115,9 +117,13 @@ void sc__frame_stats(sc_frame_stats_t *out) {
   memcpy(out, &frame_stats, sizeof(*out));
 }
 
-void sc__frame_fork_child(void) {
+static void frame_fork_child(void) {
   pthread_mutex_init(&mark_lock, NULL);
   /* A writer that died mid-update leaves the sequence odd: make it even. */
   if (atomic_load_explicit(&frame_seq, memory_order_relaxed) & 1)
     atomic_fetch_add_explicit(&frame_seq, 1, memory_order_relaxed);
+}
+
+__attribute__((constructor)) static void frame_on_load(void) {
+  pthread_atfork(NULL, NULL, frame_fork_child);
 }

@@ -22,7 +22,5 @@ typedef struct sc_frame_stats_s {
 
 /** Snapshot of the frame statistics so far (all zero if never marked). */
 void sc__frame_stats(sc_frame_stats_t *out);
-/** fork child: a mark in progress in another thread died with it. */
-void sc__frame_fork_child(void);
 
 #endif /* SC_FRAME_H */

@@ -1,5 +1,5 @@
-/* init.c — process-wide bootstrap: the secret, fork handlers, the
- * constructor. Everything here is safe to run from inside the first malloc,
+/* init.c — process-wide bootstrap: the secrets, which optional features are
+ * on (seam.c), fork handlers, the constructor. Everything here is safe to run from inside the first malloc,
  * whichever library or thread makes it. */
 #include <pthread.h>
 #include <string.h>
@@ -8,8 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "frame.h"
 #include "internal.h"
+#include "seam.h"
 
 uintptr_t sc__secret;
 uintptr_t sc__key_secret;
@@ -42,6 +42,7 @@ void sc__init(void) {
     make_secrets(secrets);
     sc__secret = secrets[0];
     sc__key_secret = secrets[1];
+    sc__seam_decide();
     atomic_store_explicit(&init_state, 2, memory_order_release);
     return;
   }
@@ -52,14 +53,12 @@ void sc__init(void) {
 
 static void fork_prepare(void) { sc__arena_fork_prepare(); }
 static void fork_parent(void) { sc__arena_fork_parent(); }
-static void fork_child(void) {
-  sc__arena_fork_child();
-  sc__frame_fork_child();
-}
+static void fork_child(void) { sc__arena_fork_child(); }
 
+/* The statistics dump and the frame statistics arm themselves from their
+ * own constructors: the allocator core does not depend on them. */
 __attribute__((constructor)) static void sc_constructor(void) {
   sc__init();
   sc__sys_bind();
   pthread_atfork(fork_prepare, fork_parent, fork_child);
-  sc__stats_on_load();
 }

@@ -11,6 +11,10 @@
 
 #include "config.h"
 
+/* Everything declared from here on is internal to the library: hidden, so
+ * that its variables are read without a detour through the GOT. */
+#pragma GCC visibility push(hidden)
+
 /* A free block. The first word links the free list (encoded when hardened);
  * the second holds the double-free key while the block is free. Every class
  * is at least 16 B, so both always fit. */
@@ -29,42 +33,68 @@ enum {
   SC_PAGE_PURGED = 2, /* returned to the OS, in the arena's spare pages */
 };
 
+/** Set in a page's `used` while a local free into it must leave the fast
+ * path: the page is full (out of its queue), or it is a class head that
+ * carries the purge trap (purge.c). With it, `(int32_t)--used <= 0` is one
+ * test for "full, trapped or now empty" (arena.c: sc__page_after_free). */
+#define SC_USED_SLOW 0x80000000u
+/** Set in the `used` of the page a class allocates from (its queue's
+ * head): that page never looks empty to a free, so a program that frees
+ * its last block and allocates again stays on the fast path. */
+#define SC_USED_PIN 0x40000000u
+/** The count part of `used`. */
+#define SC_USED_COUNT 0x3fffffffu
+
 /* Descriptor of one 64 KiB page, kept in the segment header (never inside
- * the page, so user writes cannot reach it). Two cache lines: the first is
- * read by any thread that frees into the page and changes only when the
- * page is set up or carves; the second is the owner's, written on every
- * allocation and free. Keeping them apart stops a thread that frees blocks
- * of this page from bouncing the owner's hot line (and back). */
+ * the page, so user writes cannot reach it). Two cache lines. The first is
+ * the owner's: a steady-state malloc and free read and write only it (and
+ * the block). The second is read by threads that free blocks of this page
+ * from elsewhere, and written only when the page takes a class, carves a
+ * never-used block or changes lists: a remote free never pulls the owner's
+ * line away from it. */
 /* NOLINTNEXTLINE(clang-analyzer-optin.performance.Padding): the split is the point */
 typedef struct sc_page_s {
-  /* -- read-mostly: set when the page starts serving a class ---------- */
-  uint16_t *req;       /* requested size of each block, for statistics */
-  uint32_t capacity;   /* blocks the page holds */
-  uint32_t carved;     /* bump index: blocks below it were handed out */
-  uint32_t carved_max; /* highest `carved` since the page took its class */
-  uint32_t block_mask; /* block size - 1: an offset with these bits set is interior */
+  /* -- the owner's line ------------------------------------------------- */
+  sc_block_t *free;    /* local free list (LIFO); next links encoded */
+  uint8_t *carve_next; /* next block to carve in address order; blocks below it
+                          were handed out since the page was last (re)carved */
+  uint8_t *carve_end;  /* the page's end: carve_next == carve_end, nothing to carve */
+  sc_arena_t *arena;   /* owner; NULL while the page serves no class */
+  uint64_t allocs;     /* blocks handed out since the page took its class */
+  uint8_t *fresh_end;  /* high-water mark of carve_next since the page took its class */
+  uint32_t used;       /* blocks handed out and not yet freed back (owner
+                          view), | SC_USED_PIN, | SC_USED_SLOW (see above) */
+  uint32_t block_size;
+  uint32_t block_mask; /* block size - 1: an address with these bits set is interior */
   uint8_t class_idx;
   uint8_t shift; /* log2 of the block size */
-  uint8_t state; /* SC_PAGE_* */
-  uint8_t index; /* page index in the segment */
-  /* -- the owner's, written on every allocation and free --------------- */
-  _Alignas(64) sc_block_t *free; /* local free list (LIFO); next links encoded */
-  struct sc_page_s *next;        /* class queue / spare list links */
+  /* -- read by other threads; written on slow paths ----------------------- */
+  _Alignas(64) uint16_t *req; /* requested size of each block (exact statistics) */
+  struct sc_page_s *next;     /* class queue / idle / spare list links */
   struct sc_page_s *prev;
   uint64_t idle_since_ns; /* non-zero: in an idle list since then (purge.c) */
-  uint32_t used;          /* blocks handed out and not yet freed (owner view) */
-  uint8_t full;           /* 1 while out of its class queue for lack of room; also
-                             set on a queued class head as a purge trap (purge.c):
-                             either way a local free into it takes the slow path */
+  uint32_t shared_carved; /* offset of fresh_end, for other threads' checks */
+  uint32_t shared_mask;   /* block_mask, for other threads */
+  uint8_t shared_shift;   /* shift, for other threads */
+  uint8_t shared_class;   /* class_idx, for other threads */
+  uint8_t state;          /* SC_PAGE_* */
+  uint8_t index;          /* page index in the segment */
   uint8_t queued;         /* 1 while linked in its class queue */
-  uint8_t dirty;          /* 1 once blocks were carved since the last purge */
 } sc_page_t;
 
 _Static_assert(sizeof(sc_page_t) == 128, "a page descriptor is two cache lines");
 
+/** Blocks of page handed out fresh (never before) since it took its class;
+ * any thread may ask (a racing reader gets a moment's view). */
+static inline uint64_t sc__page_fresh(const sc_page_t *page) {
+  uintptr_t end = (uintptr_t)__atomic_load_n(&page->fresh_end, __ATOMIC_RELAXED);
+  uintptr_t base = (uintptr_t)page->carve_end - SC_PAGE_SIZE;
+  return end > base ? (end - base) >> page->shift : 0;
+}
+
 /* A segment: SC_SEGMENT_SIZE bytes aligned to their size, owned by one
- * arena. Its first SC_META_PAGES pages hold this header and the
- * requested-size arrays; the rest are data pages. */
+ * arena. Its first sc__meta_pages pages hold this header (and, with exact
+ * statistics, the requested-size arrays); the rest are data pages. */
 typedef struct sc_segment_s {
   sc_arena_t *arena;
   struct sc_segment_s *next; /* arena's segment list */
@@ -75,30 +105,48 @@ typedef struct sc_segment_s {
   _Alignas(64) sc_page_t pages[SC_PAGES_PER_SEGMENT];
 } sc_segment_t;
 
-/* Per-arena, per-class counters. Only the owning thread writes them (plain
- * increments); readers sum them over arenas. Frees are counted by the thread
- * that frees, so sums over arenas are exact even when frees cross threads. */
+/* Per-arena, per-class counters that every configuration keeps. Only the
+ * owning thread writes them, on slow paths (plain increments); readers sum
+ * them over arenas, with the per-page counters of active pages. */
+typedef struct sc_class_counts_s {
+  uint64_t retired_allocs; /* allocs of pages that stopped serving the class */
+  uint64_t retired_fresh;  /* fresh carves of those pages */
+  uint64_t drained;        /* our blocks freed by other threads, drained back */
+  uint64_t remote_frees;   /* frees of other arenas' blocks done by this thread */
+  uint64_t pages;          /* pages currently serving this class */
+} sc_class_counts_t;
+
+/* Per-arena, per-class exact accounting (docs/stats.md), kept only while
+ * exact statistics are on (exact.h). Only the owning thread writes them.
+ * Frees are counted by the thread that frees, so sums over arenas are
+ * exact even when frees cross threads. */
 typedef struct sc_class_stats_s {
   uint64_t live;             /* owner view: handed out minus freed back to us */
   uint64_t peak;             /* highest `live` seen */
   uint64_t frees;            /* frees of this class done by this thread */
-  uint64_t remote_frees;     /* ...of which the block belonged to another arena */
-  uint64_t fresh_carves;     /* blocks handed out for the first time */
-  uint64_t pages;            /* pages currently serving this class */
   uint64_t req_total;        /* requested bytes, cumulative */
   uint64_t req_live;         /* requested bytes of live blocks (wraps; sums ok) */
   uint64_t req_peak;         /* owner-view requested bytes when `peak` was last raised */
   uint64_t req_remote;       /* requested bytes of other arenas' blocks this thread freed */
   uint64_t req_drained;      /* requested bytes of our blocks freed by others, drained */
   uint64_t hist[SC_BUCKETS]; /* allocations by requested size; sum = allocs */
-  /* Padding to a power of two keeps `&arena->stats[c]` a shift, not a
-   * multiply, on the fast path. */
-  uint64_t pad_[128 - 11 - SC_BUCKETS];
 } sc_class_stats_t;
 
-/* A page queue: pages of one class that have room, the current page first. */
-_Static_assert(sizeof(sc_class_stats_t) == 1024, "class counters: a power-of-two stride");
+/* Counters of the system-allocator route. Each thread keeps its own in its
+ * arena (plain adds: this path must not make glibc slower, and shared
+ * atomics bounce between cores); exact statistics add process-wide live
+ * and peak bytes (fallback.c). Bytes are usable sizes. */
+typedef struct sc_fallback_counts_s {
+  uint64_t allocs;        /* blocks made: malloc, calloc, realloc-new, aligned */
+  uint64_t frees;         /* blocks released: free, realloc-moved */
+  uint64_t malloc_calls;  /* malloc + calloc */
+  uint64_t realloc_calls; /* realloc that stayed in the system allocator */
+  uint64_t aligned_calls; /* memalign family */
+  uint64_t bytes_total;   /* usable bytes handed out, cumulative */
+  uint64_t bytes_freed;   /* usable bytes given back, cumulative */
+} sc_fallback_counts_t;
 
+/* A page queue: pages of one class that have room, the current page first. */
 typedef struct sc_page_queue_s {
   sc_page_t *first;
   sc_page_t *last;
@@ -107,25 +155,34 @@ typedef struct sc_page_queue_s {
 /* Memory-return state of an arena (purge.c); all zero when it is created. */
 typedef struct sc_purge_state_s {
   sc_page_queue_t idle[SC_CLASSES]; /* empty pages out of their queue, oldest first */
-  sc_page_t *cursor[SC_CLASSES];    /* where the empty-page scan of a queue resumes */
-  uint64_t scan_sig[SC_CLASSES];    /* class counters when its last scan pass began */
-  uint64_t quiet_until[SC_CLASSES]; /* a pass that found nothing: next one not before */
   uint64_t next_ns;                 /* no purge step before this time */
   uint64_t idle_pages;              /* pages in idle[] */
-  uint32_t rescan;                  /* bit c: queue c may hold empty pages */
-  uint32_t found;                   /* bit c: the current scan of queue c found some */
   uint32_t steps;                   /* purge steps so far */
   uint8_t armed;                    /* purge traps are set on the class heads */
   uint8_t busy;                     /* a purge of this arena is running */
   _Atomic int request;              /* another thread asked for a full purge */
 } sc_purge_state_t;
 
-/* A thread-local arena. The first field is what the malloc fast path reads. */
+/* What a thread reads on its fast paths: one line of initial-exec TLS.
+ * `current` are the pages malloc pops from and `self` is what free compares
+ * a page's owner with. Both point at the thread's arena's state when it has
+ * one and no optional feature is on; otherwise current[] is the empty page
+ * and self is SC_NOT_AN_ARENA, so that every call takes the slow path,
+ * where the features are (seam.c). */
+typedef struct sc_thread_s {
+  sc_page_t *current[SC_CLASSES];
+  sc_arena_t *self;
+  sc_arena_t *arena; /* the thread's arena, NULL before it has one */
+} sc_thread_t;
+
+/** A value no page's `arena` ever holds. */
+#define SC_NOT_AN_ARENA ((sc_arena_t *)(uintptr_t)1)
+
+/* A thread-local arena. */
 struct sc_arena_s {
   sc_page_t *current[SC_CLASSES]; /* page to allocate from (never NULL) */
-  uintptr_t secret;               /* copy of the process secret (hardening) */
-  uintptr_t key_secret;           /* copy of the free-key secret */
-  sc_class_stats_t stats[SC_CLASSES];
+  sc_thread_t *thread;            /* owner's fast-path slots to keep in step; NULL if none */
+  sc_class_counts_t counts[SC_CLASSES];
   sc_page_queue_t queues[SC_CLASSES];
   _Atomic(uintptr_t) remote_free; /* blocks freed by other threads */
   /* Blocks this thread freed for one other arena, not yet handed over:
@@ -137,20 +194,22 @@ struct sc_arena_s {
   sc_segment_t *segments; /* segments this arena owns */
   sc_page_t *spare;       /* purged pages ready for any class */
   uint64_t spare_count;
-  uint64_t slow_calls;        /* slow-path entries (purge pacing) */
-  sc_purge_state_t purge;     /* memory return (purge.c) */
+  uint64_t slow_calls;    /* slow-path entries (purge pacing) */
+  sc_purge_state_t purge; /* memory return (purge.c) */
+  sc_fallback_counts_t fallback;
   sc_arena_t *next_all;       /* global list of every arena */
   sc_arena_t *next_abandoned; /* abandoned-arena stack */
   uint64_t id;
   int owned; /* 1 while a live thread owns it */
   int adopted_count;
+  sc_class_stats_t exact[SC_CLASSES]; /* exact statistics (exact.h) */
 };
 
 /* ---- size_class.c ---------------------------------------------------- */
 extern const uint8_t sc__class_of_granule[SC_BUCKETS];
 
 /* ---- init.c ---------------------------------------------------------- */
-/** Secret mixed into free-list links and free keys; set once at init. */
+/** Secret mixed into free-list links; set once at init. */
 extern uintptr_t sc__secret;
 /** Second secret, for free keys only: reading a freed block's key (a
  * use-after-free read) must not reveal the link secret. */
@@ -158,9 +217,13 @@ extern uintptr_t sc__key_secret;
 /** Make the process-wide state ready; cheap and idempotent. */
 void sc__init(void);
 
-/* ---- stats.c --------------------------------------------------------- */
-/** Read SIZECLASS_STATS* and arm the exit/signal dump; from the constructor. */
-void sc__stats_on_load(void);
+/* ---- seam.c ---------------------------------------------------------- */
+/** Optional features on in this process (SC_FEATURE_* bits), fixed when
+ * the process starts (sc__init); 0: the fast paths do everything. */
+extern uint32_t sc__features;
+enum {
+  SC_FEATURE_EXACT = 1u << 0, /* exact per-request statistics */
+};
 
 /* ---- os.c ------------------------------------------------------------ */
 /** mmap `size` bytes aligned to `align`; NULL when the OS refuses. */
@@ -174,11 +237,16 @@ void sc__os_write_all(int fd, const char *buf, size_t len);
 
 /* ---- segment.c ------------------------------------------------------- */
 extern _Atomic(uint64_t) sc__segment_map[SC_SEGMENT_MAP_WORDS];
+/** Pages at the start of every segment that hold metadata: 1, or
+ * SC_META_PAGES_EXACT with exact statistics (the requested-size arrays). */
+extern unsigned sc__meta_pages;
 
-/** True when p lies in a segment of ours (O(1), any thread). */
+/** True when p lies in a segment of ours (O(1), any thread). Only the
+ * address bits below 2^47 are looked at: every pointer malloc hands out on
+ * x86-64 lies there (ours and glibc's), and garbage above it is not worth
+ * an instruction on every free. */
 static inline bool sc__segment_owned(uintptr_t p) {
-  if (p >> SC_ADDRESS_BITS) return false;
-  uintptr_t idx = p >> SC_SEGMENT_SHIFT;
+  uintptr_t idx = (p >> SC_SEGMENT_SHIFT) & ((SC_SEGMENT_MAP_WORDS << 6) - 1);
   uint64_t word = atomic_load_explicit(&sc__segment_map[idx >> 6], memory_order_relaxed);
   return (word >> (idx & 63)) & 1;
 }
@@ -194,23 +262,36 @@ static inline uint8_t *sc__page_start(const sc_page_t *page) {
 }
 /** A fresh segment for `arena`, registered in the map; NULL if refused. */
 sc_segment_t *sc__segment_new(sc_arena_t *arena);
-/** Unregister and unmap a segment none of whose pages is in use. */
+/** Unregister and unmap a segment none of whose pages is in use; takes the
+ * segment lock, so a walk of other arenas' pages never meets it unmapped. */
 void sc__segment_free(sc_segment_t *seg);
-/** Requested-size array of data page `index` of seg. */
+/** Requested-size array of data page `index` of seg (exact statistics). */
 uint16_t *sc__segment_req_array(sc_segment_t *seg, unsigned index);
+/** Call fn on every active page of arena a. Takes the segment lock unless
+ * `unlocked` (a dump that must not block: then it waits a bounded time and
+ * returns false, having walked nothing, if another thread kept it). */
+bool sc__segment_walk(sc_arena_t *a, void (*fn)(const sc_page_t *, void *), void *ctx,
+                      bool unlocked);
+/** fork child: the segment lock is free again. */
+void sc__segment_fork_child(void);
 
 /* ---- arena.c --------------------------------------------------------- */
-extern sc_tls sc_arena_t *sc__thread_arena;
+extern sc_tls sc_thread_t sc__thread;
 /** Placeholder page with no room, so current[] is never NULL. */
 extern sc_page_t sc__empty_page;
 /** Arena of the calling thread, adopting or creating one; NULL if refused. */
 sc_arena_t *sc__arena_get(void);
 /** Slow path of allocation of class c for a request of n bytes. */
 void *sc__arena_alloc_slow(size_t n, unsigned c);
-/** Slow path of a local free into a page that was full. */
-void sc__arena_page_unfull(sc_arena_t *a, sc_page_t *page);
-/** Free of a block owned by another arena (or by an abandoned one). */
-void sc__arena_free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page);
+/** A block of class c for arena a (the caller's), taken from its current
+ * page or a new one, counted in the page; NULL when the OS refuses. */
+void *sc__arena_refill(sc_arena_t *a, unsigned c);
+/** After a free (local or drained) into page left `used` <= 0 as a signed
+ * number: the page was full, carries the purge trap, or is now empty. */
+void sc__page_after_free(sc_page_t *page);
+/** free() of a class block that the fast path did not take: another
+ * arena's, ours while features are on, or not a block at all. */
+void sc__free_other(void *p, sc_page_t *page);
 /** Hand this thread's batched cross-thread frees to their owner. */
 void sc__arena_flush_remote(sc_arena_t *a);
 /** Call fn on each arena with the arena list locked. */
@@ -220,6 +301,10 @@ bool sc__arenas_try_foreach(void (*fn)(sc_arena_t *, void *), void *ctx);
 /** Move the blocks other threads freed into a back to their pages; the
  * caller owns a, or holds the arena lock and a is abandoned. */
 void sc__arena_drain(sc_arena_t *a);
+/** Point current[c] at the head of class c's queue (or the empty page) and
+ * keep the owner's fast-path slot in step; the head gets the purge trap
+ * while armed. */
+void sc__arena_refresh_current(sc_arena_t *a, unsigned c);
 /** Arenas created, live (owned by a thread) and adoptions so far. */
 void sc__arena_counts(uint64_t *created, uint64_t *live, uint64_t *adopted);
 /** sc__arenas_foreach and sc__arena_counts without the lock, for the stats
@@ -228,25 +313,23 @@ void sc__arena_counts(uint64_t *created, uint64_t *live, uint64_t *adopted);
  * counts may be a moment stale. */
 void sc__arenas_foreach_unlocked(void (*fn)(sc_arena_t *, void *), void *ctx);
 void sc__arena_counts_unlocked(uint64_t *created, uint64_t *live, uint64_t *adopted);
+/** Frees of class blocks by threads without an arena (they have nowhere
+ * else to be counted), per class. */
+extern _Atomic uint64_t sc__orphan_remote_frees[SC_CLASSES];
 /** fork handlers. */
 void sc__arena_fork_prepare(void);
 void sc__arena_fork_parent(void);
 void sc__arena_fork_child(void);
 
 /* ---- fallback.c (the system allocator) -------------------------------- */
-/* Counters of the system-allocator route, process-wide (atomics: this path
- * already pays for glibc's own synchronisation). Bytes are usable sizes. */
-typedef struct sc_fallback_stats_s {
-  _Atomic uint64_t allocs;        /* blocks made: malloc, calloc, realloc-new, aligned */
-  _Atomic uint64_t frees;         /* blocks released: free, realloc-moved */
-  _Atomic uint64_t malloc_calls;  /* malloc + calloc */
-  _Atomic uint64_t realloc_calls; /* realloc that stayed in the system allocator */
-  _Atomic uint64_t aligned_calls; /* memalign family */
-  _Atomic uint64_t bytes_total;   /* usable bytes handed out, cumulative */
-  _Atomic uint64_t live_bytes;
-  _Atomic uint64_t peak_live_bytes;
-} sc_fallback_stats_t;
-extern sc_fallback_stats_t sc__fallback_stats;
+/** Counters of threads without an arena, and with exact statistics the
+ * process-wide live and peak bytes (atomics). */
+typedef struct sc_fallback_shared_s {
+  _Atomic uint64_t allocs, frees, malloc_calls, realloc_calls, aligned_calls;
+  _Atomic uint64_t bytes_total, bytes_freed;
+  _Atomic uint64_t live_bytes, peak_live_bytes; /* exact statistics only */
+} sc_fallback_shared_t;
+extern sc_fallback_shared_t sc__fallback_shared;
 /** Look up the system allocator's helpers that have no __libc_ alias; run
  * from the constructor (never from inside malloc). */
 void sc__sys_bind(void);
@@ -265,30 +348,26 @@ sc_noreturn sc_cold void sc__fatal_list(unsigned class_size);
 /** Print "sizeclass: <msg>\n" to stderr without allocating. */
 void sc__warn(const char *msg);
 
-/* Free-list link encoding: the stored word mixes the target with the
- * secret and the slot's own address (glibc safe-linking, plus a secret). */
-static inline uintptr_t sc__encode(const sc_block_t *slot, const sc_block_t *next,
-                                   uintptr_t secret) {
+/* Free-list link encoding: the stored word is the target xor a 64-bit
+ * random secret, so a use-after-free write cannot aim the list anywhere
+ * without knowing it (docs/hardening.md: why not glibc's position mixing). */
+static inline uintptr_t sc__encode(const sc_block_t *next) {
 #if SC_HARDEN
-  return (uintptr_t)next ^ ((uintptr_t)slot >> 12) ^ secret;
+  return (uintptr_t)next ^ sc__secret;
 #else
-  (void)slot;
-  (void)secret;
   return (uintptr_t)next;
 #endif
 }
-static inline sc_block_t *sc__decode(const sc_block_t *slot, uintptr_t word, uintptr_t secret) {
+static inline sc_block_t *sc__decode(uintptr_t word) {
 #if SC_HARDEN
-  return (sc_block_t *)(word ^ ((uintptr_t)slot >> 12) ^ secret);
+  return (sc_block_t *)(word ^ sc__secret);
 #else
-  (void)slot;
-  (void)secret;
   return (sc_block_t *)word;
 #endif
 }
 /** Key stored in a free block; unique per block so copies don't match. */
-static inline uintptr_t sc__free_key(const sc_block_t *b, uintptr_t secret) {
-  return (uintptr_t)b ^ secret;
-}
+static inline uintptr_t sc__free_key(const void *b) { return (uintptr_t)b ^ sc__key_secret; }
+
+#pragma GCC visibility pop
 
 #endif /* SC_INTERNAL_H */

@@ -1,23 +1,21 @@
 /* purge.c — giving memory back to the OS in small steps (docs/footprint.md).
  *
- * A page whose blocks are all free is found lazily: the free fast path does
- * not test for it. A bounded scan of the class queues, resumed where it
- * stopped, finds them; a pass over a queue starts when a page went back
- * into it (sc__arena_page_unfull), or when the class counters the fast path
- * keeps anyway show frees and room for an empty page. Empty pages move to
- * the arena's idle lists (one per class, oldest first). After the delay a
- * step purges the oldest, at most `step` pages, with one madvise per run of
+ * A page whose blocks are all free is noticed by the free that empties it
+ * (its `used` reaches zero: arena.c) and moves out of its class queue into
+ * the arena's idle list of its class, oldest first. The page a class
+ * allocates from is pinned and never moves. After the delay a step purges
+ * the oldest idle pages, at most `step` pages, with one madvise per run of
  * adjacent pages, resets them and keeps them as spare pages. New pages are
- * taken from the idle lists and empty queue tails first (resident, no
- * fault), then the spare pages, and only then from fresh memory. A segment
- * left without an active page is unmapped.
+ * taken from the idle lists first (resident, no fault), then the spare
+ * pages, and only then from fresh memory. A segment left without an active
+ * page is unmapped.
  *
  * Steps run on the arena's own thread, from its slow paths (sc__purge_poll).
  * A thread that only ever hits the fast paths would never get there, so
- * while purge work is pending the class heads carry a trap: their `full`
- * flag is set although they are queued, which sends frees into them through
- * sc__arena_page_unfull, which counts them as slow-path events. The trap is
- * lifted when nothing is left to do. */
+ * while more than a few pages wait (or abandoned arenas need tending) the
+ * class heads carry a trap: SC_USED_SLOW in their `used`, which sends frees
+ * into them through sc__page_after_free, which counts them as slow-path
+ * events. The trap is lifted when nothing is left to do. */
 #include "purge.h"
 
 #include <stdlib.h>
@@ -36,18 +34,15 @@
  * loop gets about one step per frame, so it returns ~240 MiB/s. */
 #define SC_PURGE_STEP_DEFAULT 64
 #define SC_PURGE_STEP_MAX 4096
-/** Queue pages one step examines per class when looking for empty pages. */
-#define SC_PURGE_SCAN_PER_CLASS 64
+/** Idle pages an arena may hold without setting traps: slow-path events
+ * (pages filling up or emptying) still purge them after the delay, and a
+ * class that needs a page takes them back first. */
+#define SC_PURGE_TRAP_MIN_IDLE 8
 /** Steps of one arena are at least this far apart (or the delay, if
  * shorter), and SC_PURGE_PAUSE times as long as the last step took: purging
  * takes at most ~1/(1 + SC_PURGE_PAUSE) of a busy thread's time. */
 #define SC_PURGE_INTERVAL_NS 1000000ull
 #define SC_PURGE_PAUSE 8
-/** After a pass over a queue that found nothing, counter-triggered passes of
- * that class wait a quarter of the delay, within these bounds: a busy,
- * fragmented heap is not rescanned (nor trapped) without end. */
-#define SC_PURGE_QUIET_MIN_NS 10000000ull
-#define SC_PURGE_QUIET_MAX_NS 1000000000ull
 /** Every this many steps, a thread also tends the abandoned arenas. */
 #define SC_PURGE_ABANDONED_EVERY 16
 /** Pages gathered before one round of madvise calls. */
@@ -61,7 +56,6 @@
 static uint64_t purge_delay_ns = SC_PURGE_DELAY_MS_DEFAULT * 1000000ull;
 static uint32_t purge_step = SC_PURGE_STEP_DEFAULT;
 static uint64_t purge_interval_ns = SC_PURGE_INTERVAL_NS;
-static uint64_t purge_quiet_ns = SC_PURGE_QUIET_MAX_NS / 4;
 
 /* ---- counters (process-wide; purging is a slow path, atomics are fine) --- */
 
@@ -87,18 +81,10 @@ void sc__purge_stats(sc_purge_stats_t *out) {
 
 /* ---- page lists ------------------------------------------------------------ */
 
-/** current[c] is the head of queue c, or the empty page; a head gets the
- * trap while armed (as in arena.c). */
-static void refresh_current(sc_arena_t *a, unsigned c) {
-  sc_page_t *head = a->queues[c].first;
-  a->current[c] = head ? head : &sc__empty_page;
-  if (head != NULL && a->purge.armed) head->full = 1;
-}
-
 /** Park empty page p (already out of its queue) in the idle list of its class. */
 static void idle_push(sc_arena_t *a, sc_page_t *p, uint64_t now) {
   p->queued = 0;
-  p->full = 0;
+  p->used = 0; /* no pin, no trap: the count is zero */
   p->idle_since_ns = now != 0 ? now : 1; /* non-zero marks an idle page */
   sc__pq_push_back(&a->purge.idle[p->class_idx], p);
   a->purge.idle_pages++;
@@ -132,15 +118,56 @@ static void spare_remove(sc_arena_t *a, sc_page_t *p) {
   a->spare_count--;
 }
 
-/** p no longer serves its class: drop it from the class and segment counts. */
+/** p no longer serves its class: its counters move to the class's retired
+ * totals (statistics stay exact), and it leaves the class and segment counts. */
 static void deactivate(sc_arena_t *a, sc_page_t *p) {
-  a->stats[p->class_idx].pages--;
+  sc_class_counts_t *k = &a->counts[p->class_idx];
+  k->pages--;
+  k->retired_allocs += p->allocs;
+  k->retired_fresh += sc__page_fresh(p);
+  p->allocs = 0;
+  p->fresh_end = p->carve_end - SC_PAGE_SIZE;
+  p->shared_carved = 0;
+  p->arena = NULL; /* a free into it now takes the slow path, and aborts */
   sc__segment_of((uintptr_t)p)->pages_active--;
+}
+
+/** Set or lift the trap on every class head (see the top of file). */
+static void set_traps(sc_arena_t *a, bool on) {
+  if (!on && !a->purge.armed) return;
+  for (unsigned c = 0; c < SC_CLASSES; c++) {
+    sc_page_t *head = a->queues[c].first;
+    if (head == NULL) continue; /* heads may have changed since arming */
+    if (on)
+      head->used |= SC_USED_SLOW;
+    else
+      head->used &= ~SC_USED_SLOW;
+  }
+  a->purge.armed = on;
+}
+
+/** True when idle pages are enough to set traps for. */
+static bool traps_wanted(const sc_arena_t *a) {
+  return purge_step != 0 && a->purge.idle_pages > SC_PURGE_TRAP_MIN_IDLE;
+}
+
+void sc__purge_page_emptied(sc_arena_t *a, sc_page_t *page) {
+  sc__pq_remove(&a->queues[page->class_idx], page);
+  idle_push(a, page, sc__os_now_ns());
+  /* Traps are for threads on the fast paths (the seam's paths poll). */
+  if (!a->purge.armed && !a->purge.busy && a->thread != NULL && traps_wanted(a))
+    set_traps(a, true);
 }
 
 sc_page_t *sc__purge_idle_take(sc_arena_t *a, unsigned c) {
   sc_page_t *p = a->purge.idle[c].last; /* the most recently emptied */
-  if (p != NULL) idle_remove(a, p);
+  if (p == NULL) return NULL;
+  idle_remove(a, p);
+  /* Every block is free: carve it again from the start, in address order
+   * (what caches and prefetchers like), instead of in the order of the
+   * frees. The high-water mark stays, so these blocks count as reuse. */
+  p->free = NULL;
+  p->carve_next = p->carve_end - SC_PAGE_SIZE;
   return p;
 }
 
@@ -154,19 +181,6 @@ sc_page_t *sc__purge_recycle(sc_arena_t *a) {
       return p;
     }
   }
-  /* Not scanned yet: a queue's tail is the page a free last made room in,
-   * often empty by now after a burst was freed. Never a head. */
-  for (unsigned c = 0; c < SC_CLASSES; c++) {
-    sc_page_queue_t *q = &a->queues[c];
-    sc_page_t *p = q->last;
-    if (p != NULL && p != q->first && p->used == 0) {
-      sc__pq_remove(q, p);
-      p->queued = 0;
-      deactivate(a, p);
-      count(&n_recycled, 1);
-      return p;
-    }
-  }
   sc_page_t *p = a->spare;
   if (p == NULL) return NULL;
   spare_remove(a, p);
@@ -174,84 +188,18 @@ sc_page_t *sc__purge_recycle(sc_arena_t *a) {
   return p;
 }
 
-/* ---- finding empty pages ------------------------------------------------- */
-
-/** A value of class c's counters that changes with every free of one of its
- * blocks (the fast path keeps them; a local free moves both, a drained
- * remote free moves `live`). */
-static uint64_t class_sig(const sc_arena_t *a, unsigned c) {
-  const sc_class_stats_t *s = &a->stats[c];
-  return s->frees - s->remote_frees - s->live;
-}
-
-/** True when a new pass over queue c may find empty pages: a page went back
- * into it, or the last pass found some (more may have emptied behind it),
- * or (after the quiet time of a fruitless pass) blocks were freed since the
- * last pass began and the class has at least a page's worth of free slots
- * (an empty page needs that many). */
-static bool pass_wanted(const sc_arena_t *a, unsigned c, uint64_t now) {
-  const sc_purge_state_t *ps = &a->purge;
-  if (ps->rescan & (1u << c)) return true;
-  if (class_sig(a, c) == ps->scan_sig[c] || now < ps->quiet_until[c]) return false;
-  uint64_t per_page = SC_PAGE_SIZE >> (c + SC_MIN_SHIFT);
-  const sc_class_stats_t *s = &a->stats[c];
-  return s->pages * per_page >= s->live + per_page;
-}
-
-/** Examine up to `budget` pages of queue c, from where the last scan stopped
- * towards the head (never the head itself: it is the page allocations come
- * from), and park the empty ones. A new pass starts from the tail when
- * pass_wanted says so. */
-static void scan_class(sc_arena_t *a, unsigned c, uint64_t now, unsigned budget) {
-  sc_purge_state_t *ps = &a->purge;
-  sc_page_queue_t *q = &a->queues[c];
-  uint32_t bit = 1u << c;
-  sc_page_t *p = ps->cursor[c];
-  if (p == NULL) {
-    if (!pass_wanted(a, c, now)) return;
-    ps->rescan &= ~bit;
-    ps->scan_sig[c] = class_sig(a, c);
-    p = q->last;
-  } else if (!p->queued || p->class_idx != c) {
-    p = q->last; /* the cursor page left the queue: resume from the tail */
-  }
-  while (p != NULL && p != q->first && budget-- > 0) {
-    sc_page_t *prev = p->prev;
-    if (p->used == 0) {
-      sc__pq_remove(q, p);
-      idle_push(a, p, now);
-      ps->found |= bit;
-    }
-    p = prev;
-  }
-  if (p != NULL && p != q->first) {
-    ps->cursor[c] = p;
-    return;
-  }
-  ps->cursor[c] = NULL; /* pass complete */
-  if (ps->found & bit) {
-    ps->found &= ~bit;
-    ps->rescan |= bit;
-  } else {
-    ps->quiet_until[c] = now + purge_quiet_ns;
-  }
-}
-
-/** Park every empty page of every queue, heads included (trim). */
+/** Park every empty page of every queue, heads included (trims, exits). */
 static void scan_all(sc_arena_t *a, uint64_t now) {
   for (unsigned c = 0; c < SC_CLASSES; c++) {
     sc_page_queue_t *q = &a->queues[c];
     for (sc_page_t *p = q->first, *next; p != NULL; p = next) {
       next = p->next;
-      if (p->used != 0) continue;
+      if ((p->used & SC_USED_COUNT) != 0) continue;
       sc__pq_remove(q, p);
       idle_push(a, p, now);
     }
-    refresh_current(a, c);
-    a->purge.cursor[c] = NULL;
+    sc__arena_refresh_current(a, c);
   }
-  a->purge.rescan = 0;
-  a->purge.found = 0;
 }
 
 /* ---- returning pages ------------------------------------------------------ */
@@ -265,8 +213,9 @@ static size_t round_os(size_t n) { return (n + SC_OS_PAGE - 1) & ~(size_t)(SC_OS
 
 /** Bytes of p (and of its requested-size array) that blocks ever touched. */
 static size_t touched_bytes(const sc_page_t *p) {
-  size_t carved = p->carved_max < p->capacity ? p->carved_max : p->capacity;
-  return round_os(carved << p->shift) + round_os(carved * sizeof(uint16_t));
+  size_t fresh = sc__page_fresh(p);
+  size_t req = p->req != NULL ? round_os(fresh * sizeof(uint16_t)) : 0;
+  return round_os(fresh << p->shift) + req;
 }
 
 /** Unmap seg, none of whose pages is active: its pages leave the spare
@@ -276,11 +225,8 @@ static size_t segment_release(sc_arena_t *a, sc_segment_t *seg) {
   while (*link != NULL && *link != seg) link = &(*link)->next;
   if (*link == NULL) return 0; /* not ours: never happens, but never unmap then */
   *link = seg->next;
-  for (unsigned i = SC_META_PAGES; i < seg->next_unused; i++)
+  for (unsigned i = sc__meta_pages; i < seg->next_unused; i++)
     if (seg->pages[i].state == SC_PAGE_PURGED) spare_remove(a, &seg->pages[i]);
-  for (unsigned c = 0; c < SC_CLASSES; c++)
-    if (a->purge.cursor[c] != NULL && sc__segment_of((uintptr_t)a->purge.cursor[c]) == seg)
-      a->purge.cursor[c] = NULL;
   sc__segment_free(seg);
   count(&n_segments, 1);
   return round_os(sizeof(sc_segment_t));
@@ -303,18 +249,16 @@ static size_t batch_flush(sc_arena_t *a, batch_t *b) {
     sc_segment_t *seg = sc__segment_of((uintptr_t)b->p[i]);
     size_t run = j - i;
     bool ok = sc__os_purge(sc__page_start(b->p[i]), run * SC_PAGE_SIZE);
-    sc__os_purge(sc__segment_req_array(seg, b->p[i]->index), run * SC_REQ_BYTES_PER_PAGE);
+    if (b->p[i]->req != NULL)
+      sc__os_purge(sc__segment_req_array(seg, b->p[i]->index), run * SC_REQ_BYTES_PER_PAGE);
     for (unsigned k = i; k < j; k++) {
       sc_page_t *p = b->p[k];
       if (ok) bytes += touched_bytes(p);
       deactivate(a, p);
       p->free = NULL;
-      p->carved = 0;
-      p->carved_max = 0;
+      p->carve_next = p->carve_end; /* nothing to carve until it serves again */
       p->used = 0;
-      p->full = 0;
       p->queued = 0;
-      p->dirty = 0;
       p->state = SC_PAGE_PURGED;
       spare_push(a, p);
     }
@@ -344,6 +288,7 @@ static size_t purge_idle(sc_arena_t *a, uint64_t now, uint64_t delay, uint64_t *
     if (sc_unlikely(oldest->used != 0)) { /* a double free without hardening */
       sc__pq_push_back(&a->queues[oldest->class_idx], oldest);
       oldest->queued = 1;
+      sc__arena_refresh_current(a, oldest->class_idx);
       continue;
     }
     b.p[b.n++] = oldest;
@@ -360,28 +305,12 @@ static size_t purge_all(sc_arena_t *a, uint64_t now) {
   if (atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0) sc__arena_drain(a);
   scan_all(a, now);
   uint64_t unlimited = UINT64_MAX;
-  return purge_idle(a, now, 0, &unlimited);
+  /* Every idle page, those the drain just parked (stamped after `now`) too. */
+  return purge_idle(a, UINT64_MAX, 0, &unlimited);
 }
 
-/** True while a has purge work pending at `now`: idle pages, or queues to scan. */
-static bool work_remains(const sc_arena_t *a, uint64_t now) {
-  const sc_purge_state_t *ps = &a->purge;
-  if (ps->idle_pages != 0) return true;
-  for (unsigned c = 0; c < SC_CLASSES; c++)
-    if (ps->cursor[c] != NULL || pass_wanted(a, c, now)) return true;
-  return false;
-}
-
-/** Set or lift the trap on every class head: a queued page with `full` set
- * sends local frees into it through the slow path (see the top of file). */
-static void set_traps(sc_arena_t *a, bool on) {
-  if (!on && !a->purge.armed) return;
-  for (unsigned c = 0; c < SC_CLASSES; c++) {
-    sc_page_t *head = a->queues[c].first;
-    if (head != NULL) head->full = on; /* heads may have changed since arming */
-  }
-  a->purge.armed = on;
-}
+/** True while a has purge work pending: idle pages. */
+static bool work_remains(const sc_arena_t *a) { return a->purge.idle_pages != 0; }
 
 /* ---- abandoned arenas ------------------------------------------------------ */
 
@@ -410,10 +339,9 @@ static void visit_arena(sc_arena_t *x, void *ctx) {
     v->bytes += purge_all(x, v->now);
   } else if (v->budget > 0) {
     if (atomic_load_explicit(&x->remote_free, memory_order_relaxed) != 0) sc__arena_drain(x);
-    for (unsigned c = 0; c < SC_CLASSES; c++) scan_class(x, c, v->now, SC_PURGE_SCAN_PER_CLASS);
     v->bytes += purge_idle(x, v->now, purge_delay_ns, &v->budget);
   }
-  if (work_remains(x, v->now) || atomic_load_explicit(&x->remote_free, memory_order_relaxed) != 0)
+  if (work_remains(x) || atomic_load_explicit(&x->remote_free, memory_order_relaxed) != 0)
     v->pending++;
   x->purge.busy = 0;
 }
@@ -434,7 +362,7 @@ void sc__purge_wake_abandoned(void) {
     atomic_store_explicit(&abandoned_hint, 1, memory_order_relaxed);
   /* This thread is live: its traps bring it to a step soon, even if it
    * stays on the fast paths from now on. */
-  sc_arena_t *self = sc__thread_arena;
+  sc_arena_t *self = sc__thread.arena;
   if (self != NULL && !self->purge.busy && purge_step != 0) set_traps(self, true);
 }
 
@@ -453,7 +381,7 @@ void sc__purge_on_abandon(sc_arena_t *a) {
   }
   set_traps(a, false);
   ps->busy = 0;
-  if (work_remains(a, now) || atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0)
+  if (work_remains(a) || atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0)
     atomic_store_explicit(&abandoned_hint, 1, memory_order_relaxed);
 }
 
@@ -473,7 +401,6 @@ void sc__purge_tick(sc_arena_t *a) {
     atomic_store_explicit(&ps->request, 0, memory_order_relaxed);
     bytes = purge_all(a, now);
   } else {
-    for (unsigned c = 0; c < SC_CLASSES; c++) scan_class(a, c, now, SC_PURGE_SCAN_PER_CLASS);
     bytes = purge_idle(a, now, purge_delay_ns, &budget);
   }
   bool abandoned = atomic_load_explicit(&abandoned_hint, memory_order_relaxed) != 0;
@@ -484,7 +411,7 @@ void sc__purge_tick(sc_arena_t *a) {
     count(&n_bytes, bytes);
   }
   /* Abandoned arenas only get steps from live threads: keep ours coming. */
-  set_traps(a, purge_step != 0 && (work_remains(a, now) || abandoned));
+  set_traps(a, traps_wanted(a) || (purge_step != 0 && abandoned));
   uint64_t pause = purge_interval_ns;
   if (bytes != 0) {
     uint64_t end = sc__os_now_ns(), took = end - now;
@@ -498,7 +425,7 @@ void sc__purge_tick(sc_arena_t *a) {
 size_t sc__purge_trim(void) {
   uint64_t now = sc__os_now_ns();
   size_t bytes = 0;
-  sc_arena_t *self = sc__thread_arena;
+  sc_arena_t *self = sc__thread.arena;
   if (self != NULL) sc__arena_flush_remote(self); /* hand over batched frees */
   if (self != NULL && !self->purge.busy) {
     self->purge.busy = 1;
@@ -529,10 +456,6 @@ void sc__purge_configure(uint64_t delay_ms, uint32_t step_pages) {
   purge_delay_ns = delay_ms * 1000000ull;
   purge_step = step_pages;
   purge_interval_ns = purge_delay_ns < SC_PURGE_INTERVAL_NS ? purge_delay_ns : SC_PURGE_INTERVAL_NS;
-  uint64_t quiet = purge_delay_ns / 4;
-  purge_quiet_ns = quiet < SC_PURGE_QUIET_MIN_NS   ? SC_PURGE_QUIET_MIN_NS
-                   : quiet > SC_PURGE_QUIET_MAX_NS ? SC_PURGE_QUIET_MAX_NS
-                                                   : quiet;
 }
 
 void sc__purge_settings(uint64_t *delay_ms, uint32_t *step_pages) {

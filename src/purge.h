@@ -1,7 +1,8 @@
 /* purge.h — giving memory back to the OS (docs/footprint.md).
  *
  * Pages whose blocks are all free leave their class queue for the arena's
- * idle lists; after SIZECLASS_PURGE_DELAY_MS they are returned with
+ * idle lists the moment their last block comes back (a free that empties a
+ * page takes the slow path: arena.c); after SIZECLASS_PURGE_DELAY_MS they are returned with
  * madvise(MADV_DONTNEED), at most SIZECLASS_PURGE_STEP pages per step, and
  * kept as spare pages that any class reuses before fresh memory is mapped.
  * Segments left with no page in use are unmapped. Steps run from the slow
@@ -43,12 +44,10 @@ static inline void sc__purge_poll(sc_arena_t *a) {
   if (sc_unlikely((++a->slow_calls & (SC_PURGE_POLL_EVERY - 1)) == 0)) sc__purge_tick(a);
 }
 
-/** A page of class c went back into its queue (it may empty out later):
- * note that the queue needs scanning, then poll. */
-static inline void sc__purge_note_unfull(sc_arena_t *a, unsigned c) {
-  a->purge.rescan |= 1u << c;
-  sc__purge_poll(a);
-}
+/** Page (queued, not its class's head) just became empty: move it to the
+ * idle list, where it waits for a class to need a page or for the delay to
+ * pass. */
+void sc__purge_page_emptied(sc_arena_t *a, sc_page_t *page);
 
 /** Live threads must look at abandoned arenas again (a block was freed
  * into one): raise the hint, arm the calling thread's traps. */
@@ -63,13 +62,12 @@ static inline void sc__purge_remote_list_started(const sc_arena_t *owner) {
 }
 
 /** An empty page of class c waiting in a's idle list, taken out of it and
- * ready to serve c as it is (free list intact); NULL if none. */
+ * ready to serve c again, to be carved from its start; NULL if none. */
 sc_page_t *sc__purge_idle_take(sc_arena_t *a, unsigned c);
 
-/** A page to re-initialise for some class: an idle page of any class, or
- * an empty page at the tail of a class queue (resident: no fault on reuse),
- * else a purged spare page; unlinked and no longer counted as active. NULL
- * if a has none. */
+/** A page to re-initialise for some class: an idle page of any class
+ * (resident: no fault on reuse), else a purged spare page; unlinked and no
+ * longer counted as active. NULL if a has none. */
 sc_page_t *sc__purge_recycle(sc_arena_t *a);
 
 /** The thread owning a is about to hand it on: park its empty pages, return

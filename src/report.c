@@ -71,6 +71,11 @@ static const sc_em_table_t class_table = {
     .ncols = sizeof(class_cols) / sizeof(class_cols[0]),
 };
 
+/** v, or null when exact statistics were off (its figure was not tracked). */
+static sc_ev_t exact(const report_t *rep, sc_ev_t v) {
+  return (rep->st->tracked & SC_TRACKED_EXACT) ? v : sc__ev(SC_EV_NULL, 0);
+}
+
 static void class_row(const void *ctx, unsigned r, sc_ev_t *v) {
   const report_t *rep = ctx;
   const struct sc_class_stats *s = r < SC_CLASSES ? &rep->st->classes[r] : &rep->st->totals;
@@ -85,7 +90,7 @@ static void class_row(const void *ctx, unsigned r, sc_ev_t *v) {
   v[i++] = sc__ev(SC_EV_BYTES, s->reserved_bytes);
   v[i++] = sc__ev(SC_EV_COUNT, s->capacity_blocks);
   v[i++] = sc__ev(SC_EV_COUNT, s->live_blocks);
-  v[i++] = sc__ev(SC_EV_COUNT, s->peak_live_blocks);
+  v[i++] = exact(rep, sc__ev(SC_EV_COUNT, s->peak_live_blocks));
   v[i++] = sc__ev(SC_EV_COUNT, s->allocs);
   v[i++] = sc__ev(SC_EV_COUNT, s->frees);
   v[i++] = sc__ev(SC_EV_COUNT, s->remote_frees);
@@ -94,22 +99,22 @@ static void class_row(const void *ctx, unsigned r, sc_ev_t *v) {
   v[i++] = sc__ev(SC_EV_PERMILLE, s->hit_rate_permille);
   v[i++] = sc__ev(SC_EV_COUNT, free_blocks);
   v[i++] = sc__ev_ratio(free_blocks, s->capacity_blocks);
-  v[i++] = sc__ev(SC_EV_BYTES, s->live_requested_bytes);
+  v[i++] = exact(rep, sc__ev(SC_EV_BYTES, s->live_requested_bytes));
   v[i++] = sc__ev(SC_EV_BYTES, s->live_block_bytes);
-  v[i++] = sc__ev_ratio(s->live_requested_bytes, s->live_block_bytes);
-  v[i++] = sc__ev_ratio_rest(s->live_requested_bytes, s->live_block_bytes);
-  v[i++] = sc__ev(SC_EV_BYTES, s->peak_requested_bytes);
-  v[i++] = sc__ev(SC_EV_BYTES, s->peak_block_bytes);
-  v[i++] = sc__ev_ratio(s->peak_requested_bytes, s->peak_block_bytes);
-  v[i++] = sc__ev_ratio_rest(s->peak_requested_bytes, s->peak_block_bytes);
-  v[i++] = sc__ev(SC_EV_BYTES, s->total_requested_bytes);
+  v[i++] = exact(rep, sc__ev_ratio(s->live_requested_bytes, s->live_block_bytes));
+  v[i++] = exact(rep, sc__ev_ratio_rest(s->live_requested_bytes, s->live_block_bytes));
+  v[i++] = exact(rep, sc__ev(SC_EV_BYTES, s->peak_requested_bytes));
+  v[i++] = exact(rep, sc__ev(SC_EV_BYTES, s->peak_block_bytes));
+  v[i++] = exact(rep, sc__ev_ratio(s->peak_requested_bytes, s->peak_block_bytes));
+  v[i++] = exact(rep, sc__ev_ratio_rest(s->peak_requested_bytes, s->peak_block_bytes));
+  v[i++] = exact(rep, sc__ev(SC_EV_BYTES, s->total_requested_bytes));
   v[i++] = sc__ev(SC_EV_BYTES, s->total_block_bytes);
-  v[i++] = sc__ev_ratio(s->total_requested_bytes, s->total_block_bytes);
-  v[i++] = sc__ev_ratio_rest(s->total_requested_bytes, s->total_block_bytes);
-  v[i++] = sc__ev(SC_EV_BYTES, wasted);
-  v[i++] = s->allocs ? sc__ev(SC_EV_TENTHS, s->total_requested_bytes * 10 / s->allocs)
-                     : sc__ev(SC_EV_NULL, 0);
-  v[i] = sc__ev_list(s->request_histogram, SC_STATS_BUCKETS);
+  v[i++] = exact(rep, sc__ev_ratio(s->total_requested_bytes, s->total_block_bytes));
+  v[i++] = exact(rep, sc__ev_ratio_rest(s->total_requested_bytes, s->total_block_bytes));
+  v[i++] = exact(rep, sc__ev(SC_EV_BYTES, wasted));
+  v[i++] = exact(rep, s->allocs ? sc__ev(SC_EV_TENTHS, s->total_requested_bytes * 10 / s->allocs)
+                                : sc__ev(SC_EV_NULL, 0));
+  v[i] = exact(rep, sc__ev_list(s->request_histogram, SC_STATS_BUCKETS));
 }
 
 /* ---- request sizes (text; JSON has request_histogram per class) ---------------- */
@@ -206,6 +211,10 @@ static void advice_lines(sc_emitter_t *e, const report_t *rep) {
 
 static void section_advisor(sc_emitter_t *e, const report_t *rep) {
   static const uint64_t splits[] = {48, 96, 192, 384, 768};
+  if (!(rep->st->tracked & SC_TRACKED_EXACT)) { /* it reads the request sizes */
+    sc__em_kv(e, "advisor", NULL, sc__ev(SC_EV_NULL, 0));
+    return;
+  }
   sc__em_section(e, "advisor", NULL);
   sc__em_kv(e, "intermediate_sizes", NULL, sc__ev_list(splits, 5));
   sc__em_table(e, &advice_table, rep->ranked, advice_row, rep);
@@ -236,7 +245,7 @@ static void leak_row(const void *ctx, unsigned r, sc_ev_t *v) {
   v[0] = sc__ev(SC_EV_SIZE, s->size);
   v[1] = sc__ev(SC_EV_COUNT, s->live_blocks);
   v[2] = sc__ev(SC_EV_BYTES, s->live_block_bytes);
-  v[3] = sc__ev(SC_EV_BYTES, s->live_requested_bytes);
+  v[3] = exact(rep, sc__ev(SC_EV_BYTES, s->live_requested_bytes));
 }
 
 static void section_leaks(sc_emitter_t *e, const report_t *rep) {
@@ -247,7 +256,7 @@ static void section_leaks(sc_emitter_t *e, const report_t *rep) {
   sc__em_kv(e, "blocks", "class blocks", sc__ev(SC_EV_COUNT, st->totals.live_blocks));
   sc__em_kv(e, "block_bytes", "block bytes", sc__ev(SC_EV_BYTES, st->totals.live_block_bytes));
   sc__em_kv(e, "requested_bytes", "requested",
-            sc__ev(SC_EV_BYTES, st->totals.live_requested_bytes));
+            exact(rep, sc__ev(SC_EV_BYTES, st->totals.live_requested_bytes)));
   sc__em_kv(e, "fallback_blocks", "system blocks", sc__ev(SC_EV_COUNT, st->fallback.live_blocks));
   sc__em_kv(e, "fallback_bytes", "system bytes", sc__ev(SC_EV_BYTES, st->fallback.live_bytes));
   sc__em_table(e, &leak_table, rep->leaks, leak_row, rep);
@@ -265,7 +274,28 @@ static void section_process(sc_emitter_t *e, const struct sc_stats *st) {
   sc__em_section_end(e);
 }
 
-static void section_fallback(sc_emitter_t *e, const struct sc_stats *st) {
+/** What was measured: the JSON flags, and in text a line naming what was
+ * not (a "-" in the tables is never a zero). */
+static void section_tracking(sc_emitter_t *e, const struct sc_stats *st) {
+  bool exact = (st->tracked & SC_TRACKED_EXACT) != 0;
+  bool counts = (st->tracked & SC_TRACKED_COUNTS) != 0;
+  sc__em_kv(e, "exact_statistics", NULL, sc__ev(SC_EV_COUNT, exact));
+  sc__em_kv(e, "counts_complete", NULL, sc__ev(SC_EV_COUNT, counts));
+  if (!exact) {
+    sc__em_text(e, "not tracked (\"-\"): requested bytes, utilization, request sizes, peaks and "
+                   "the advisor; exact statistics are off (SIZECLASS_STATS_EXACT=1 or "
+                   "SIZECLASS_STATS turns them on)");
+    sc__em_text_end(e);
+  }
+  if (!counts) {
+    sc__em_text(e, "incomplete: another thread held the segment lock, some pages' counts are "
+                   "missing from this report");
+    sc__em_text_end(e);
+  }
+}
+
+static void section_fallback(sc_emitter_t *e, const report_t *rep) {
+  const struct sc_stats *st = rep->st;
   sc__em_section(e, "fallback", "system allocator (requests > 1024 B)");
   sc__em_kv(e, "malloc_calls", "malloc calls", sc__ev(SC_EV_COUNT, st->fallback.malloc_calls));
   sc__em_kv(e, "realloc_calls", "realloc calls", sc__ev(SC_EV_COUNT, st->fallback.realloc_calls));
@@ -276,7 +306,7 @@ static void section_fallback(sc_emitter_t *e, const struct sc_stats *st) {
   sc__em_kv(e, "total_bytes", "bytes made", sc__ev(SC_EV_BYTES, st->fallback.total_bytes));
   sc__em_kv(e, "live_bytes", "live bytes", sc__ev(SC_EV_BYTES, st->fallback.live_bytes));
   sc__em_kv(e, "peak_live_bytes", "peak live bytes",
-            sc__ev(SC_EV_BYTES, st->fallback.peak_live_bytes));
+            exact(rep, sc__ev(SC_EV_BYTES, st->fallback.peak_live_bytes)));
   sc__em_section_end(e);
 }
 
@@ -289,7 +319,8 @@ static void section_arenas(sc_emitter_t *e, const struct sc_stats *st) {
   sc__em_section_end(e);
 }
 
-static void section_frames(sc_emitter_t *e, const struct sc_stats *st) {
+static void section_frames(sc_emitter_t *e, const report_t *rep) {
+  const struct sc_stats *st = rep->st;
   uint64_t frames = st->frames.frames;
   uint64_t steady = frames > st->frames.warmup_frames ? frames - st->frames.warmup_frames : 0;
   /* Text shows the figures only once frames were marked. */
@@ -314,12 +345,13 @@ static void section_frames(sc_emitter_t *e, const struct sc_stats *st) {
   sc__em_kv(e, "total_frees", L("frees"), sc__ev(SC_EV_COUNT, st->frames.total_frees));
   sc__em_kv(e, "total_fresh_carves", L("fresh carves"),
             sc__ev(SC_EV_COUNT, st->frames.total_fresh_carves));
-  sc__em_kv(e, "total_bytes", L("bytes"), sc__ev(SC_EV_BYTES, st->frames.total_bytes));
+  sc__em_kv(e, "total_bytes", L("bytes"), exact(rep, sc__ev(SC_EV_BYTES, st->frames.total_bytes)));
   sc__em_kv(e, "last_allocs", L("last: allocs"), sc__ev(SC_EV_COUNT, st->frames.last_allocs));
   sc__em_kv(e, "last_frees", L("last: frees"), sc__ev(SC_EV_COUNT, st->frames.last_frees));
   sc__em_kv(e, "last_fresh_carves", L("last: fresh"),
             sc__ev(SC_EV_COUNT, st->frames.last_fresh_carves));
-  sc__em_kv(e, "last_bytes", L("last: bytes"), sc__ev(SC_EV_BYTES, st->frames.last_bytes));
+  sc__em_kv(e, "last_bytes", L("last: bytes"),
+            exact(rep, sc__ev(SC_EV_BYTES, st->frames.last_bytes)));
 #undef L
   sc__em_section_end(e);
 }
@@ -371,13 +403,14 @@ void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, b
   sc__em_kv(&e, "library_version", NULL, sc__ev_str(VERSION_STRING));
   sc__em_kv(&e, "reason", NULL, sc__ev_str(reason_name(reason)));
   section_process(&e, &st);
+  section_tracking(&e, &st);
   sc__em_table(&e, &class_table, SC_CLASSES + 1, class_row, &rep);
   sc__em_table(&e, &hist_table, rep.hist_cells, hist_row, &rep);
   section_advisor(&e, &rep);
   section_leaks(&e, &rep);
-  section_fallback(&e, &st);
+  section_fallback(&e, &rep);
   section_arenas(&e, &st);
-  section_frames(&e, &st);
+  section_frames(&e, &rep);
   section_purge(&e, &st);
   sc__em_end(&e);
 }

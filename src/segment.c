@@ -1,5 +1,7 @@
-/* segment.c — segments: size-aligned runs of pages, and the process-wide
- * bitmap that answers "is this pointer ours?" in O(1) from its address. */
+/* segment.c — segments: size-aligned runs of pages, the process-wide
+ * bitmap that answers "is this pointer ours?" in O(1) from its address,
+ * and walks over an arena's pages that are safe against unmapping. */
+#include <sched.h>
 #include <string.h>
 
 #include "internal.h"
@@ -8,12 +10,43 @@
  * which only the words covering segments we map ever become resident. */
 _Atomic(uint64_t) sc__segment_map[SC_SEGMENT_MAP_WORDS];
 
+unsigned sc__meta_pages = 1;
+
 #define SC_SEGMENT_MAGIC 0x5C5E6A11u
 
 _Static_assert(sizeof(sc_segment_t) <= SC_HEADER_BYTES, "segment header fits its slot");
-_Static_assert(SC_HEADER_BYTES + (SC_PAGES_PER_SEGMENT - SC_META_PAGES) * SC_REQ_BYTES_PER_PAGE <=
-                   SC_META_PAGES * SC_PAGE_SIZE,
+_Static_assert(SC_HEADER_BYTES + (SC_PAGES_PER_SEGMENT - SC_META_PAGES_EXACT) *
+                                     SC_REQ_BYTES_PER_PAGE <=
+                   SC_META_PAGES_EXACT * SC_PAGE_SIZE,
                "requested-size arrays fit the metadata pages");
+
+/* Held while a segment is unmapped and while another thread's pages are
+ * walked (statistics): a spin lock, so that a dump from a signal handler can
+ * try it without blocking. `lock_mine` is set in the thread that holds it. */
+static _Atomic int segment_lock;
+static sc_tls bool lock_mine;
+
+static void lock(void) {
+  while (atomic_exchange_explicit(&segment_lock, 1, memory_order_acquire) != 0) sched_yield();
+  lock_mine = true;
+}
+
+static void unlock(void) {
+  lock_mine = false;
+  atomic_store_explicit(&segment_lock, 0, memory_order_release);
+}
+
+/** Take the lock within about `tries` yields; false if it stayed held. */
+static bool try_lock(unsigned tries) {
+  for (unsigned i = 0; i < tries; i++) {
+    if (atomic_exchange_explicit(&segment_lock, 1, memory_order_acquire) == 0) {
+      lock_mine = true;
+      return true;
+    }
+    sched_yield();
+  }
+  return false;
+}
 
 static void map_set(uintptr_t seg, bool on) {
   uintptr_t idx = seg >> SC_SEGMENT_SHIFT;
@@ -34,7 +67,7 @@ sc_segment_t *sc__segment_new(sc_arena_t *arena) {
   /* Fresh mmap memory is zero: only non-zero fields need setting. */
   seg->arena = arena;
   seg->magic = SC_SEGMENT_MAGIC;
-  seg->next_unused = SC_META_PAGES;
+  seg->next_unused = sc__meta_pages;
   for (unsigned i = 0; i < SC_PAGES_PER_SEGMENT; i++) seg->pages[i].index = (uint8_t)i;
   map_set((uintptr_t)seg, true);
   return seg;
@@ -42,11 +75,45 @@ sc_segment_t *sc__segment_new(sc_arena_t *arena) {
 
 void sc__segment_free(sc_segment_t *seg) {
   map_set((uintptr_t)seg, false);
+  bool mine = lock_mine; /* a walk of this thread's may hold it already */
+  if (!mine) lock();
   sc__os_unmap(seg, SC_SEGMENT_SIZE);
+  if (!mine) unlock();
 }
 
-/** Requested-size array of data page `index` of seg. */
 uint16_t *sc__segment_req_array(sc_segment_t *seg, unsigned index) {
   uint8_t *base = (uint8_t *)seg + SC_HEADER_BYTES;
-  return (uint16_t *)(base + (size_t)(index - SC_META_PAGES) * SC_REQ_BYTES_PER_PAGE);
+  return (uint16_t *)(base + (size_t)(index - SC_META_PAGES_EXACT) * SC_REQ_BYTES_PER_PAGE);
+}
+
+bool sc__segment_walk(sc_arena_t *a, void (*fn)(const sc_page_t *, void *), void *ctx,
+                      bool unlocked) {
+  /* Unlocked (a dump that must not block): wait a bounded time; if the lock
+   * stays held and this thread is not its holder, another thread may be
+   * unmapping a segment right now, so leave the pages out. The holder
+   * itself (a signal handler that interrupted it) walks safely: it unlinks
+   * a segment from its arena's list before unmapping it. */
+  bool locked = lock_mine;
+  if (!locked) {
+    if (unlocked) {
+      if (!try_lock(1000)) return false;
+    } else {
+      lock();
+    }
+  }
+  for (sc_segment_t *seg = __atomic_load_n(&a->segments, __ATOMIC_ACQUIRE); seg != NULL;
+       seg = __atomic_load_n(&seg->next, __ATOMIC_RELAXED)) {
+    uint32_t end = __atomic_load_n(&seg->next_unused, __ATOMIC_RELAXED);
+    if (end > SC_PAGES_PER_SEGMENT) end = SC_PAGES_PER_SEGMENT;
+    for (uint32_t i = sc__meta_pages; i < end; i++) {
+      const sc_page_t *page = &seg->pages[i];
+      if (__atomic_load_n(&page->state, __ATOMIC_RELAXED) == SC_PAGE_ACTIVE) fn(page, ctx);
+    }
+  }
+  if (!locked) unlock();
+  return true;
+}
+
+void sc__segment_fork_child(void) {
+  atomic_store_explicit(&segment_lock, 0, memory_order_relaxed);
 }

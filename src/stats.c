@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exact.h"
 #include "frame.h"
 #include "purge.h"
 #include "size_class.h"
@@ -13,61 +14,115 @@
 
 uint64_t sc__stats_start_ns;
 
-/* Raw sums over arenas, before the derived figures. req_live wraps per
- * arena (a block may be freed by a thread other than its owner); its sum is
- * exact. peak and req_peak are each arena's owner view at its own peak. */
+/* Raw sums over arenas, before the derived figures. The default tier's
+ * come from every arena's slow-path counters and every active page's
+ * descriptor; the exact tier's from the per-request counters (exact.h).
+ * req_live wraps per arena (a block may be freed by a thread other than its
+ * owner); its sum is exact. peak and req_peak are each arena's owner view
+ * at its own peak. */
 typedef struct {
-  uint64_t frees, remote_frees, fresh_carves, pages, peak, req_total, req_live, req_peak;
+  uint64_t allocs, fresh, used, drained, remote_frees, pages; /* every tier */
+  uint64_t frees, peak, req_total, req_live, req_peak;        /* exact */
   uint64_t hist[SC_BUCKETS];
 } class_sum_t;
+
+/* What a walk over the arenas fills. */
+typedef struct {
+  class_sum_t c[SC_CLASSES];
+  bool unlocked;
+  bool pages_missed; /* an unlocked walk had to leave some arena's pages out */
+} sums_t;
 
 /** A relaxed load of a counter another thread may be incrementing. */
 static inline uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 
-/** Add arena a's counters to the sums in ctx (a class_sum_t[SC_CLASSES]). */
+/** Add an active page's own counters to the sums in ctx. */
+static void add_page(const sc_page_t *page, void *ctx) {
+  sums_t *sum = ctx;
+  unsigned c = __atomic_load_n(&page->class_idx, __ATOMIC_RELAXED);
+  if (c >= SC_CLASSES) return;
+  class_sum_t *d = &sum->c[c];
+  d->allocs += load(&page->allocs);
+  d->fresh += sc__page_fresh(page);
+  d->used += __atomic_load_n(&page->used, __ATOMIC_RELAXED) & SC_USED_COUNT;
+}
+
+/** Add arena a's counters, and its pages', to the sums in ctx. */
 static void add_arena(sc_arena_t *a, void *ctx) {
-  class_sum_t *sum = ctx;
+  sums_t *sum = ctx;
   for (unsigned c = 0; c < SC_CLASSES; c++) {
-    const sc_class_stats_t *s = &a->stats[c];
-    class_sum_t *d = &sum[c];
+    const sc_class_counts_t *k = &a->counts[c];
+    class_sum_t *d = &sum->c[c];
+    d->allocs += load(&k->retired_allocs);
+    d->fresh += load(&k->retired_fresh);
+    d->drained += load(&k->drained);
+    d->remote_frees += load(&k->remote_frees);
+    d->pages += load(&k->pages);
+    if (!sc__exact_on()) continue;
+    const sc_class_stats_t *s = &a->exact[c];
     d->frees += load(&s->frees);
-    d->remote_frees += load(&s->remote_frees);
-    d->fresh_carves += load(&s->fresh_carves);
-    d->pages += load(&s->pages);
     d->peak += load(&s->peak);
     d->req_total += load(&s->req_total);
     d->req_live += load(&s->req_live);
     d->req_peak += load(&s->req_peak);
     for (unsigned b = 0; b < SC_BUCKETS; b++) d->hist[b] += load(&s->hist[b]);
   }
+  if (!sc__segment_walk(a, add_page, sum, sum->unlocked)) sum->pages_missed = true;
 }
 
 /** a - b, or 0 when racing updates made b larger (a dump while threads run). */
 static uint64_t sub0(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-/** Fill one class's public figures from its sums. */
-static void derive_class(struct sc_class_stats *o, const class_sum_t *d, uint64_t size) {
+/** Fill one class's public figures from its sums. Without exact statistics
+ * the blocks come from the pages: live blocks are the owners' counts plus
+ * blocks freed by other threads and drained, minus every free done by a
+ * thread of another arena (those waiting in remote lists are free, not
+ * live). */
+static void derive_class(struct sc_class_stats *o, const class_sum_t *d, uint64_t size, bool exact,
+                         uint64_t orphan_frees) {
   o->size = size;
-  for (unsigned b = 0; b < SC_BUCKETS; b++) {
-    o->request_histogram[b] = d->hist[b];
-    o->allocs += d->hist[b];
-  }
   o->pages = d->pages;
   o->reserved_bytes = d->pages * SC_PAGE_SIZE;
   o->capacity_blocks = d->pages * (SC_PAGE_SIZE / size);
-  o->frees = d->frees;
-  o->remote_frees = d->remote_frees;
-  o->live_blocks = sub0(o->allocs, d->frees);
-  o->peak_live_blocks = d->peak;
-  o->fresh_carves = d->fresh_carves;
-  o->reuse_hits = sub0(o->allocs, d->fresh_carves);
+  o->remote_frees = d->remote_frees + orphan_frees;
+  o->fresh_carves = d->fresh;
+  if (exact) {
+    for (unsigned b = 0; b < SC_BUCKETS; b++) {
+      o->request_histogram[b] = d->hist[b];
+      o->allocs += d->hist[b];
+    }
+    o->frees = d->frees;
+    o->live_blocks = sub0(o->allocs, d->frees);
+    o->peak_live_blocks = d->peak;
+    o->live_requested_bytes = o->live_blocks ? d->req_live : 0;
+    o->peak_requested_bytes = d->req_peak;
+    o->peak_block_bytes = d->peak * size;
+    o->total_requested_bytes = d->req_total;
+  } else {
+    o->allocs = d->allocs;
+    o->live_blocks = sub0(d->used + d->drained, o->remote_frees);
+    o->frees = sub0(o->allocs, o->live_blocks);
+  }
+  o->reuse_hits = sub0(o->allocs, d->fresh);
   o->hit_rate_permille = o->allocs ? o->reuse_hits * 1000 / o->allocs : 0;
-  o->live_requested_bytes = o->live_blocks ? d->req_live : 0;
   o->live_block_bytes = o->live_blocks * size;
-  o->peak_requested_bytes = d->req_peak;
-  o->peak_block_bytes = d->peak * size;
-  o->total_requested_bytes = d->req_total;
   o->total_block_bytes = o->allocs * size;
+}
+
+bool sc__stats_classes(struct sc_class_stats out[SC_CLASSES], bool unlocked) {
+  sums_t sum;
+  memset(&sum, 0, sizeof(sum));
+  memset(out, 0, SC_CLASSES * sizeof(out[0]));
+  sum.unlocked = unlocked;
+  if (unlocked)
+    sc__arenas_foreach_unlocked(add_arena, &sum);
+  else
+    sc__arenas_foreach(add_arena, &sum);
+  for (unsigned c = 0; c < SC_CLASSES; c++) {
+    uint64_t orphans = atomic_load_explicit(&sc__orphan_remote_frees[c], memory_order_relaxed);
+    derive_class(&out[c], &sum.c[c], sc__class_size(c), sc__exact_on(), orphans);
+  }
+  return !sum.pages_missed;
 }
 
 /** Add class o into the totals t (every field is a count or a byte sum). */
@@ -126,18 +181,41 @@ static void read_rss(uint64_t *peak, uint64_t *now) {
   *now = proc_status_bytes(buf, len, "VmRSS:");
 }
 
-/** The system-allocator counters (atomics in fallback.c). */
-static void snapshot_fallback(struct sc_stats *out) {
-  const sc_fallback_stats_t *f = &sc__fallback_stats;
-  out->fallback.malloc_calls = atomic_load_explicit(&f->malloc_calls, memory_order_relaxed);
-  out->fallback.realloc_calls = atomic_load_explicit(&f->realloc_calls, memory_order_relaxed);
-  out->fallback.aligned_calls = atomic_load_explicit(&f->aligned_calls, memory_order_relaxed);
-  out->fallback.allocs = atomic_load_explicit(&f->allocs, memory_order_relaxed);
-  out->fallback.frees = atomic_load_explicit(&f->frees, memory_order_relaxed);
+/** Add arena a's system-allocator counters to ctx (an sc_fallback_counts_t). */
+static void add_fallback(sc_arena_t *a, void *ctx) {
+  sc_fallback_counts_t *t = ctx;
+  const sc_fallback_counts_t *k = &a->fallback;
+  t->allocs += load(&k->allocs);
+  t->frees += load(&k->frees);
+  t->malloc_calls += load(&k->malloc_calls);
+  t->realloc_calls += load(&k->realloc_calls);
+  t->aligned_calls += load(&k->aligned_calls);
+  t->bytes_total += load(&k->bytes_total);
+  t->bytes_freed += load(&k->bytes_freed);
+}
+
+/** The system-allocator counters: every thread's, and the shared ones. */
+static void snapshot_fallback(struct sc_stats *out, bool unlocked) {
+  sc_fallback_counts_t t;
+  memset(&t, 0, sizeof(t));
+  if (unlocked)
+    sc__arenas_foreach_unlocked(add_fallback, &t);
+  else
+    sc__arenas_foreach(add_fallback, &t);
+  const sc_fallback_shared_t *f = &sc__fallback_shared;
+#define SHARED(field) atomic_load_explicit(&f->field, memory_order_relaxed)
+  out->fallback.malloc_calls = t.malloc_calls + SHARED(malloc_calls);
+  out->fallback.realloc_calls = t.realloc_calls + SHARED(realloc_calls);
+  out->fallback.aligned_calls = t.aligned_calls + SHARED(aligned_calls);
+  out->fallback.allocs = t.allocs + SHARED(allocs);
+  out->fallback.frees = t.frees + SHARED(frees);
   out->fallback.live_blocks = sub0(out->fallback.allocs, out->fallback.frees);
-  out->fallback.total_bytes = atomic_load_explicit(&f->bytes_total, memory_order_relaxed);
-  out->fallback.live_bytes = atomic_load_explicit(&f->live_bytes, memory_order_relaxed);
-  out->fallback.peak_live_bytes = atomic_load_explicit(&f->peak_live_bytes, memory_order_relaxed);
+  out->fallback.total_bytes = t.bytes_total + SHARED(bytes_total);
+  /* Blocks glibc made before we loaded may be freed through us: the sum
+   * can wrap below zero (shown as it is, as before). */
+  out->fallback.live_bytes = out->fallback.total_bytes - t.bytes_freed - SHARED(bytes_freed);
+  out->fallback.peak_live_bytes = sc__exact_on() ? SHARED(peak_live_bytes) : 0;
+#undef SHARED
 }
 
 /** Frame and purge figures from their modules. */
@@ -164,25 +242,18 @@ static void snapshot_frames_purge(struct sc_stats *out) {
 }
 
 void sc__stats_snapshot(struct sc_stats *out, bool unlocked) {
-  class_sum_t sum[SC_CLASSES];
   memset(out, 0, sizeof(*out));
-  memset(sum, 0, sizeof(sum));
-  /* 1. The class counters, summed over every arena. */
-  if (unlocked) {
-    sc__arenas_foreach_unlocked(add_arena, sum);
+  /* 1. Per-class figures from every arena, and their totals. */
+  bool complete = sc__stats_classes(out->classes, unlocked);
+  out->tracked = (complete ? SC_TRACKED_COUNTS : 0) | (sc__exact_on() ? SC_TRACKED_EXACT : 0);
+  if (unlocked)
     sc__arena_counts_unlocked(&out->arenas.created, &out->arenas.live, &out->arenas.adopted);
-  } else {
-    sc__arenas_foreach(add_arena, sum);
+  else
     sc__arena_counts(&out->arenas.created, &out->arenas.live, &out->arenas.adopted);
-  }
   out->arenas.threads = out->arenas.created + out->arenas.adopted;
-  /* 2. Derived per-class figures and their totals. */
-  for (unsigned c = 0; c < SC_CLASSES; c++) {
-    derive_class(&out->classes[c], &sum[c], sc__class_size(c));
-    add_totals(&out->totals, &out->classes[c]);
-  }
-  /* 3. The other modules and the process. */
-  snapshot_fallback(out);
+  for (unsigned c = 0; c < SC_CLASSES; c++) add_totals(&out->totals, &out->classes[c]);
+  /* 2. The other modules and the process. */
+  snapshot_fallback(out, unlocked);
   snapshot_frames_purge(out);
   out->process.pid = (uint64_t)getpid();
   read_rss(&out->process.peak_rss_bytes, &out->process.rss_bytes);

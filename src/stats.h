@@ -14,6 +14,9 @@
 typedef enum { SC_REASON_API = 0, SC_REASON_EXIT = 1, SC_REASON_SIGNAL = 2 } sc_reason_t;
 
 /* ---- stats.c --------------------------------------------------------- */
+/** Every class's figures, summed over every arena (the totals are left to
+ * the caller); false when an unlocked walk had to leave pages out. */
+bool sc__stats_classes(struct sc_class_stats out[SC_CLASSES], bool unlocked);
 /** Sum every arena's counters into *out. `unlocked` walks the arena list
  * without its lock (signal handlers, exit with threads running). */
 void sc__stats_snapshot(struct sc_stats *out, bool unlocked);

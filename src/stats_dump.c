@@ -273,7 +273,9 @@ static void read_signal(const char *v) {
   cfg.format = SC_STATS_TEXT;
 }
 
-void sc__stats_on_load(void) {
+/* Read once at load (its own constructor: the allocator core does not
+ * depend on the report). */
+__attribute__((constructor)) static void stats_on_load(void) {
   sc__stats_start_ns = sc__os_now_ns();
   /* secure_getenv: a set-user-ID program (libsizeclass in ld.so.preload)
    * must not write its report wherever the caller names. */

@@ -37,7 +37,13 @@ static size_t glibc_usable_size(void *p) {
   return fn(p);
 }
 
-static uint64_t fallback_frees(void) { return atomic_load(&sc__fallback_stats.frees); }
+/** Blocks the system allocator freed through us so far (the statistics
+ * keep them in every tier). */
+static uint64_t fallback_frees(void) {
+  struct sc_stats st;
+  sc_stats_get(&st);
+  return st.fallback.frees;
+}
 
 static int cmp_ptr(const void *a, const void *b) {
   uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;

@@ -23,22 +23,13 @@ typedef struct {
   uint64_t allocs, frees, remote_frees, fresh_carves, pages;
 } totals_t;
 
-static void add_arena(sc_arena_t *a, void *ctx) {
-  totals_t *t = ctx;
-  for (unsigned c = 0; c < SC_CLASSES; c++) {
-    const sc_class_stats_t *s = &a->stats[c];
-    for (unsigned b = 0; b < SC_BUCKETS; b++) t->allocs += s->hist[b];
-    t->frees += s->frees;
-    t->remote_frees += s->remote_frees;
-    t->fresh_carves += s->fresh_carves;
-    t->pages += s->pages;
-  }
-}
-
-/** Class counters summed over every arena (read after the threads joined). */
+/** Class counters summed over every arena (read after the threads joined),
+ * as the default statistics keep them. */
 static totals_t totals(void) {
-  totals_t t = {0, 0, 0, 0, 0};
-  sc__arenas_foreach(add_arena, &t);
+  struct sc_stats st;
+  sc_stats_get(&st);
+  totals_t t = {st.totals.allocs, st.totals.frees, st.totals.remote_frees,
+                st.totals.fresh_carves, st.totals.pages};
   return t;
 }
 

@@ -191,7 +191,7 @@ Test(purge, a_step_purges_at_most_step_pages) {
   sc__purge_configure(0, 4);
   void *keep = cu_escape(malloc(16)); /* the arena exists */
   free_list(alloc_list(8 * MIB, 512));
-  sc_arena_t *a = sc__thread_arena;
+  sc_arena_t *a = sc__thread.arena;
   cr_assert_not_null(a);
   for (int i = 0; i < 20; i++) {
     sc_purge_stats_t s0 = purge_stats();
@@ -350,7 +350,7 @@ static void *free_all_remotely(void *list) {
 Test(purge, pages_with_pending_remote_frees_are_not_purged) {
   sc__purge_configure(0, 64);
   void *keep = cu_escape(malloc(16));
-  sc_arena_t *a = sc__thread_arena;
+  sc_arena_t *a = sc__thread.arena;
   void *list = alloc_list(4 * MIB, 256);
   sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)list), (uintptr_t)list);
   pthread_t t;
@@ -359,7 +359,6 @@ Test(purge, pages_with_pending_remote_frees_are_not_purged) {
   cr_assert_neq(atomic_load(&a->remote_free), 0, "the frees wait in the remote list");
   for (int i = 0; i < 50; i++) {
     a->purge.next_ns = 0;
-    a->purge.rescan = (1u << SC_CLASSES) - 1;
     sc__purge_tick(a);
   }
   cr_assert_eq(page->state, SC_PAGE_ACTIVE, "a page with pending remote frees was purged");

@@ -12,6 +12,10 @@
 #include "sizeclass.h"
 #include "stats_util.h"
 
+/* The in-process tests read exact figures (requested bytes, histogram):
+ * this program switches exact statistics on before its first allocation. */
+const char *const sizeclass_options = "SIZECLASS_STATS_EXACT=1";
+
 /* ---- the pattern (see tests/progs/stats_pattern.c) ------------------------------- */
 
 enum { C64 = 2, C256 = 4, C1024 = 6, PAGE = 65536 };

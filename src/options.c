@@ -1,0 +1,43 @@
+/* options.c — where settings come from: the environment first, then the
+ * program's own `sizeclass_options` string (include/sizeclass.h), so that a
+ * program can switch features on without an environment, before its first
+ * allocation. Nothing here allocates: values are copied into the caller's
+ * buffer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+/* A program may define this (a string of NAME=value words separated by
+ * spaces, commas or semicolons); the library reads it when it starts. */
+extern const char *const sizeclass_options __attribute__((weak));
+
+/** Length of the value of `name` in the options string, with *value set to
+ * its start; -1 when the string does not name it. */
+static long find_in_options(const char *opts, const char *name, const char **value) {
+  size_t len = strlen(name);
+  for (const char *s = opts; *s != 0;) {
+    while (*s == ' ' || *s == ',' || *s == ';' || *s == '\t' || *s == '\n') s++;
+    const char *word = s;
+    while (*s != 0 && *s != ' ' && *s != ',' && *s != ';' && *s != '\t' && *s != '\n') s++;
+    if ((size_t)(s - word) > len && strncmp(word, name, len) == 0 && word[len] == '=') {
+      *value = word + len + 1;
+      return (long)(s - *value);
+    }
+  }
+  return -1;
+}
+
+const char *sc__option(const char *name, char *buf, size_t cap) {
+  const char *env = secure_getenv(name);
+  if (env != NULL) return env;
+  const char *opts = &sizeclass_options != NULL ? sizeclass_options : NULL;
+  if (opts == NULL || cap == 0) return NULL;
+  const char *value = NULL;
+  long n = find_in_options(opts, name, &value);
+  if (n < 0) return NULL;
+  if ((size_t)n >= cap) n = (long)cap - 1;
+  memcpy(buf, value, (size_t)n);
+  buf[n] = 0;
+  return buf;
+}

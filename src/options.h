@@ -1,0 +1,13 @@
+/* options.h — reading the library's settings (SIZECLASS_* variables). */
+#ifndef SC_OPTIONS_H
+#define SC_OPTIONS_H
+
+#include <stddef.h>
+
+/** The value of setting `name` (e.g. "SIZECLASS_STATS"): the environment's
+ * (secure_getenv: ignored in set-user-ID programs), else the one in the
+ * program's `sizeclass_options` string, copied into buf (cut to cap - 1
+ * bytes); NULL when neither sets it. Never allocates. */
+const char *sc__option(const char *name, char *buf, size_t cap);
+
+#endif /* SC_OPTIONS_H */
