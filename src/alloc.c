@@ -23,6 +23,7 @@ void sc__fatal_double(const void *p, const sc_page_t *page) {
 void *sc__fatal_list_of(const sc_page_t *page) {
   sc__fatal_list(page->block_size); /* never returns */
 }
+void sc__fatal_list_at(const sc_page_t *page) { sc__fatal_list(page->block_size); }
 
 /** Class size of one of our blocks (p must be owned); a pointer that is not
  * the start of a handed-out block aborts, named for the call that got it.

@@ -31,6 +31,9 @@ size_t sc__usable_size(const void *p);
 sc_cold void sc__fatal_invalid(const void *p);
 sc_cold void sc__fatal_double(const void *p, const sc_page_t *page);
 sc_cold __attribute__((returns_nonnull)) void *sc__fatal_list_of(const sc_page_t *page);
+/* The same, declared noreturn, for callers that go on after a block was
+ * taken (nothing of theirs then needs to survive the call). */
+sc_noreturn sc_cold void sc__fatal_list_at(const sc_page_t *page);
 #pragma GCC visibility pop
 
 /** A fresh block was carved from page up to `end`: raise the high-water
@@ -42,18 +45,21 @@ static inline void sc__page_fresh_mark(sc_page_t *page, uint8_t *end) {
 
 /** Take a block from page: the head of its free list, else the next block
  * in address order; counted in the page. NULL when the page has neither.
- * (A corrupted free-list link ends in sc__fatal_list_of, which never
- * returns.) */
-static inline sc_block_t *sc__page_take(sc_page_t *page) {
+ * A corrupted free-list link ends in sc__fatal_list_of (for callers that
+ * return the block at once: a tail jump) or, with `goes_on`, in
+ * sc__fatal_list_at; neither returns. */
+static inline sc_block_t *sc__page_take_ex(sc_page_t *page, bool goes_on) {
   sc_block_t *b = page->free;
-  if (sc_likely(b != NULL)) {
+  if (sc_likely(!sc__is_list_end(b))) {
     sc_block_t *next = sc__decode(b->next);
     page->free = next;
 #if SC_HARDEN
-    /* A link must stay in its page (or end the list): checked after the
+    /* A link must stay in its page (its end does too): checked after the
      * store, so the check reuses the register the store no longer needs. */
-    if (sc_unlikely((((uintptr_t)next ^ (uintptr_t)b) >> SC_PAGE_SHIFT) != 0 && next != NULL))
+    if (sc_unlikely((((uintptr_t)next ^ (uintptr_t)b) >> SC_PAGE_SHIFT) != 0)) {
+      if (goes_on) sc__fatal_list_at(page);
       return sc__fatal_list_of(page);
+    }
 #endif
   } else {
     uint8_t *at = page->carve_next;
@@ -70,6 +76,7 @@ static inline sc_block_t *sc__page_take(sc_page_t *page) {
   page->allocs++;
   return b;
 }
+static inline sc_block_t *sc__page_take(sc_page_t *page) { return sc__page_take_ex(page, false); }
 
 /** True when p is not the start of a block handed out from page (the
  * owner's view: an interior pointer, or one past what was carved). Always
@@ -113,7 +120,7 @@ static inline void sc__page_misuse(const sc_page_t *page, void *p) {
 static inline void *sc__alloc_small(size_t n, unsigned c) {
   sc_block_t *b = sc__page_take(sc__thread.current[c]);
   if (sc_likely(b != NULL)) return b;
-  return sc__arena_alloc_slow(n, c);
+  return sc__alloc_slow_fn(n, c);
 }
 
 /** malloc(n). */

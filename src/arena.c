@@ -22,7 +22,7 @@ _Static_assert(SC_CLASSES == 7, "one initialiser per class above");
 
 /* current[c] points here when a class has no page: it has no free block and
  * no room to carve, so the fast path falls through to the slow path. */
-sc_page_t sc__empty_page; /* no free block, carve_next == carve_end */
+sc_page_t sc__empty_page = {.free = (sc_block_t *)1}; /* a list end; carve_next == carve_end */
 
 _Atomic uint64_t sc__orphan_remote_frees[SC_CLASSES];
 
@@ -87,10 +87,10 @@ void sc__arena_refresh_current(sc_arena_t *a, unsigned c) {
 static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigned c) {
   unsigned shift = c + SC_MIN_SHIFT;
   uint8_t *start = sc__page_start(page);
-  page->free = NULL;
   page->used = 0;
   page->carve_next = start;
   page->carve_end = start + SC_PAGE_SIZE;
+  page->free = sc__list_end(page);
   page->arena = a;
   page->allocs = 0;
   page->fresh_end = start;
@@ -295,10 +295,12 @@ void *sc__arena_refill(sc_arena_t *a, unsigned c) {
   }
 }
 
+void *(*sc__alloc_slow_fn)(size_t n, unsigned c) = sc__arena_alloc_slow;
+
 void *sc__arena_alloc_slow(size_t n, unsigned c) {
-  sc_arena_t *a = sc__arena_get();
+  sc_arena_t *a = sc__arena_get(); /* the thread may have no arena yet */
   if (sc_unlikely(a == NULL)) return alloc_from_system(n, c);
-  if (sc_unlikely(sc__features != 0)) return sc__seam_alloc(a, n, c);
+  if (sc__features != 0) return sc__seam_alloc(a, n, c);
   void *p = sc__arena_refill(a, c);
   return p != NULL ? p : alloc_from_system(n, c);
 }
@@ -316,7 +318,10 @@ static void thread_bind(sc_arena_t *a) {
   bool fast = a != NULL && sc__features == 0;
   t->self = fast ? a : SC_NOT_AN_ARENA;
   for (unsigned c = 0; c < SC_CLASSES; c++) t->current[c] = fast ? a->current[c] : &sc__empty_page;
-  if (a != NULL) a->thread = fast ? t : NULL;
+  if (a != NULL) {
+    a->thread = fast ? t : NULL;
+    a->bound = 1;
+  }
 }
 
 /** An arena without a thread allocates from no page: its heads lose their
@@ -339,6 +344,7 @@ static void arena_abandon(void *arg) {
   if (sc__thread.arena != a) return; /* stale value: a is not this thread's */
   thread_bind(NULL);
   a->thread = NULL;
+  a->bound = 0;
   thread_exited = true;
   sc__arena_flush_remote(a);
   sc__purge_on_abandon(a);
@@ -351,13 +357,10 @@ static void arena_abandon(void *arg) {
   pthread_mutex_unlock(&arenas_lock);
 }
 
-void sc__free_other(void *p, sc_page_t *page) {
+/** A free of another arena's block, or of no block at all. */
+static sc_noinline void free_not_ours(void *p, sc_page_t *page) {
   sc_arena_t *me = sc__thread.arena;
   uintptr_t u = (uintptr_t)p;
-  if (me != NULL && page->arena == me) { /* ours: only features send it here */
-    sc__seam_free_local(me, page, p);
-    return;
-  }
   sc_segment_t *seg = sc__segment_of(u);
   if (sc_likely(me != NULL || !thread_exited)) {
     free_remote(u, seg, page);
@@ -372,6 +375,16 @@ void sc__free_other(void *p, sc_page_t *page) {
   if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) == 2)
     pthread_setspecific(thread_exit_key, NULL);
   arena_abandon(a);
+}
+
+void sc__free_other(void *p, sc_page_t *page) {
+  /* Our own block: only features send it here (straight to the seam). */
+  sc_arena_t *me = sc__thread.arena;
+  if (page->arena == me && sc_likely(me != NULL)) {
+    sc__seam_free_local(me, page, p);
+    return;
+  }
+  free_not_ours(p, page);
 }
 
 static void ensure_thread_exit_key(void) {

@@ -16,6 +16,10 @@ static inline bool sc__exact_on(void) { return (sc__features & SC_FEATURE_EXACT)
 static inline uint16_t *sc__exact_req_slot(const sc_page_t *page, uintptr_t p) {
   return &page->req[(p & (SC_PAGE_SIZE - 1)) >> page->shared_shift];
 }
+/** The same, for the page's owner (its own line has the shift). */
+static inline uint16_t *sc__exact_req_slot_local(const sc_page_t *page, uintptr_t p) {
+  return &page->req[(p & (SC_PAGE_SIZE - 1)) >> page->shift];
+}
 
 /** Account block b of class c (its page: page), handed out by arena a for a
  * request of n bytes. */
@@ -25,7 +29,7 @@ static inline void sc__exact_alloc(sc_arena_t *a, const sc_page_t *page, const v
   s->hist[sc__bucket_of(n)]++;
   s->req_total += n;
   s->req_live += n;
-  *sc__exact_req_slot(page, (uintptr_t)b) = (uint16_t)n;
+  *sc__exact_req_slot_local(page, (uintptr_t)b) = (uint16_t)n;
   uint64_t live = ++s->live;
   if (sc_unlikely(live > s->peak)) {
     s->peak = live;
@@ -38,7 +42,7 @@ static inline void sc__exact_free(sc_arena_t *a, const sc_page_t *page, uintptr_
   sc_class_stats_t *s = &a->exact[page->class_idx];
   s->frees++;
   s->live--;
-  s->req_live -= *sc__exact_req_slot(page, p);
+  s->req_live -= *sc__exact_req_slot_local(page, p);
 }
 
 /** Account a free by arena me of block p of another arena's page. */

@@ -55,7 +55,8 @@ enum {
 /* NOLINTNEXTLINE(clang-analyzer-optin.performance.Padding): the split is the point */
 typedef struct sc_page_s {
   /* -- the owner's line ------------------------------------------------- */
-  sc_block_t *free;    /* local free list (LIFO); next links encoded */
+  sc_block_t *free;    /* local free list (LIFO); next links encoded; it ends in
+                          sc__list_end(page), an odd address inside the page */
   uint8_t *carve_next; /* next block to carve in address order; blocks below it
                           were handed out since the page was last (re)carved */
   uint8_t *carve_end;  /* the page's end: carve_next == carve_end, nothing to carve */
@@ -83,6 +84,15 @@ typedef struct sc_page_s {
 } sc_page_t;
 
 _Static_assert(sizeof(sc_page_t) == 128, "a page descriptor is two cache lines");
+
+/** The end of a page's free list: an odd value inside the page, never a
+ * block, so that every link of a sound list, the last one included, points
+ * into its own page (the hardened check is then a single test). */
+static inline sc_block_t *sc__list_end(const sc_page_t *page) {
+  return (sc_block_t *)(((uintptr_t)page->carve_end - SC_PAGE_SIZE) | 1);
+}
+/** True when b, read from a free list, ends it. */
+static inline bool sc__is_list_end(const sc_block_t *b) { return ((uintptr_t)b & 1) != 0; }
 
 /** Blocks of page handed out fresh (never before) since it took its class;
  * any thread may ask (a racing reader gets a moment's view). */
@@ -130,7 +140,10 @@ typedef struct sc_class_stats_s {
   uint64_t req_remote;       /* requested bytes of other arenas' blocks this thread freed */
   uint64_t req_drained;      /* requested bytes of our blocks freed by others, drained */
   uint64_t hist[SC_BUCKETS]; /* allocations by requested size; sum = allocs */
+  /* Padding to a power of two keeps `&arena->exact[c]` a shift. */
+  uint64_t pad_[128 - 8 - SC_BUCKETS];
 } sc_class_stats_t;
+_Static_assert(sizeof(sc_class_stats_t) == 1024, "exact counters: a power-of-two stride");
 
 /* Counters of the system-allocator route. Each thread keeps its own in its
  * arena (plain adds: this path must not make glibc slower, and shared
@@ -200,7 +213,8 @@ struct sc_arena_s {
   sc_arena_t *next_all;       /* global list of every arena */
   sc_arena_t *next_abandoned; /* abandoned-arena stack */
   uint64_t id;
-  int owned; /* 1 while a live thread owns it */
+  int owned;     /* 1 while a live thread owns it */
+  uint8_t bound; /* 1 while its thread uses it (until its exit begins) */
   int adopted_count;
   sc_class_stats_t exact[SC_CLASSES]; /* exact statistics (exact.h) */
 };
@@ -283,6 +297,10 @@ extern sc_page_t sc__empty_page;
 sc_arena_t *sc__arena_get(void);
 /** Slow path of allocation of class c for a request of n bytes. */
 void *sc__arena_alloc_slow(size_t n, unsigned c);
+/** Where the malloc fast path goes when its page has no block:
+ * sc__arena_alloc_slow, or with features on the seam's allocation (which
+ * then gets every allocation, without a test on the way). */
+extern void *(*sc__alloc_slow_fn)(size_t n, unsigned c);
 /** A block of class c for arena a (the caller's), taken from its current
  * page or a new one, counted in the page; NULL when the OS refuses. */
 void *sc__arena_refill(sc_arena_t *a, unsigned c);

@@ -154,8 +154,8 @@ static bool traps_wanted(const sc_arena_t *a) {
 void sc__purge_page_emptied(sc_arena_t *a, sc_page_t *page) {
   sc__pq_remove(&a->queues[page->class_idx], page);
   idle_push(a, page, sc__os_now_ns());
-  /* Traps are for threads on the fast paths (the seam's paths poll). */
-  if (!a->purge.armed && !a->purge.busy && a->thread != NULL && traps_wanted(a))
+  /* Traps are for an arena a thread allocates from, not one being handed on. */
+  if (!a->purge.armed && !a->purge.busy && a->bound && traps_wanted(a))
     set_traps(a, true);
 }
 
@@ -166,7 +166,7 @@ sc_page_t *sc__purge_idle_take(sc_arena_t *a, unsigned c) {
   /* Every block is free: carve it again from the start, in address order
    * (what caches and prefetchers like), instead of in the order of the
    * frees. The high-water mark stays, so these blocks count as reuse. */
-  p->free = NULL;
+  p->free = sc__list_end(p);
   p->carve_next = p->carve_end - SC_PAGE_SIZE;
   return p;
 }
@@ -255,7 +255,7 @@ static size_t batch_flush(sc_arena_t *a, batch_t *b) {
       sc_page_t *p = b->p[k];
       if (ok) bytes += touched_bytes(p);
       deactivate(a, p);
-      p->free = NULL;
+      p->free = sc__list_end(p);
       p->carve_next = p->carve_end; /* nothing to carve until it serves again */
       p->used = 0;
       p->queued = 0;

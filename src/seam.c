@@ -6,7 +6,6 @@
 #include "alloc.h"
 #include "exact.h"
 #include "options.h"
-#include "purge.h"
 #include "seam.h"
 
 uint32_t sc__features;
@@ -21,6 +20,21 @@ static bool value_on(const char *v) {
   return true;
 }
 
+/** The malloc fast path's slow target while features are on: every
+ * allocation of a thread with an arena goes straight to the seam. */
+static void *seam_malloc(size_t n, unsigned c) {
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL)) return sc__seam_alloc(a, n, c);
+  return sc__arena_alloc_slow(n, c);
+}
+
+/** Features are on from now on. */
+static void features_set(uint32_t f) {
+  sc__features = f;
+  sc__meta_pages = (f & SC_FEATURE_EXACT) ? SC_META_PAGES_EXACT : 1;
+  if (f != 0) sc__alloc_slow_fn = seam_malloc;
+}
+
 void sc__seam_decide(void) {
   char buf[64];
   uint32_t f = sc__features; /* sc_stats_enable_exact may have run first */
@@ -29,8 +43,7 @@ void sc__seam_decide(void) {
       value_on(sc__option("SIZECLASS_STATS", buf, sizeof(buf))) ||
       value_on(sc__option("SIZECLASS_STATS_SIGNAL", buf, sizeof(buf))))
     f |= SC_FEATURE_EXACT;
-  sc__features = f;
-  sc__meta_pages = (f & SC_FEATURE_EXACT) ? SC_META_PAGES_EXACT : 1;
+  features_set(f);
 }
 
 bool sc__seam_enable(uint32_t features) {
@@ -38,31 +51,44 @@ bool sc__seam_enable(uint32_t features) {
   sc__arena_counts(&created, &live, &adopted);
   if ((sc__features & features) == features) return true;
   if (created != 0) return false;
-  sc__features |= features;
-  sc__meta_pages = (sc__features & SC_FEATURE_EXACT) ? SC_META_PAGES_EXACT : 1;
+  features_set(sc__features | features);
   return true;
 }
 
-void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
-  sc_block_t *b = sc__page_take(a->current[c]);
-  if (b == NULL) b = sc__arena_refill(a, c);
+/** The features' work on block b (of page, class c) just handed out for a
+ * request of n bytes. */
+static inline void on_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c, size_t n) {
+  if (sc__exact_on()) sc__exact_alloc(a, page, b, c, n);
+}
+
+/** sc__seam_alloc when the current page has no block. */
+static sc_cold void *alloc_refill(sc_arena_t *a, size_t n, unsigned c) {
+  sc_block_t *b = sc__arena_refill(a, c);
   if (sc_unlikely(b == NULL)) {
     b = sc__sys_memalign(sc__class_size(c), n); /* the OS refused a segment */
     if (b == NULL) errno = ENOMEM;
     return b;
   }
-  sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)b), (uintptr_t)b);
-  if (sc__exact_on()) sc__exact_alloc(a, page, b, c, n);
-  sc__purge_poll(a); /* no traps on this path: pace memory return here */
+  on_alloc(a, a->current[c], b, c, n); /* refill took b from the current page */
+  return b;
+}
+
+void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
+  sc_page_t *page = a->current[c];
+  sc_block_t *b = sc__page_take_ex(page, true);
+  if (sc_unlikely(b == NULL)) return alloc_refill(a, n, c);
+  on_alloc(a, page, b, c, n);
   return b;
 }
 
 void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
-  int r = sc__page_put(page, p); /* checks first: misuse aborts here */
-  if (r < 0) sc__page_misuse(page, p);
   if (sc__exact_on()) sc__exact_free(a, page, (uintptr_t)p);
-  if (r > 0) sc__page_after_free(page);
-  sc__purge_poll(a);
+  int r = sc__page_put(page, p);
+  if (sc_likely(r == 0)) return;
+  if (r > 0)
+    sc__page_after_free(page);
+  else
+    sc__page_misuse(page, p);
 }
 
 sc_public bool sc_stats_enable_exact(void) {
