@@ -11,7 +11,9 @@ want() { for p in "$@"; do have_pkg "$p" || need+=("$p"); done; }
 case "${1:-test}" in
   test)
     pkg-config --exists criterion 2>/dev/null || need+=(libcriterion-dev)
-    want pkg-config g++ valgrind python3 gzip coreutils sqlite3 # sqlite3: bench smoke test
+    # sqlite3: bench smoke test; cmake: the CMake package; groff-base, mandoc: the man pages;
+    # git: the README test copies the tracked tree
+    want pkg-config g++ valgrind python3 gzip coreutils sqlite3 cmake groff-base mandoc git
     ;;
   bench) want libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 sqlite3 python3 valgrind ;;
   plot) want python3-matplotlib ;;

@@ -3,7 +3,8 @@
  * address-space limit), capture its stdout and stderr or send them to files,
  * and kill it after a deadline so that a hang is a failure, never a stuck
  * suite. Also pr_wait_child, the same deadline for a child that a test
- * forked itself. No Criterion dependency: helper programs may include it.
+ * forked itself, and pr_sh for a shell command line. No Criterion
+ * dependency: helper programs may include it.
  *
  *   char *argv[] = {path, "arg", NULL};
  *   pr_opts_t o = {.preload = true, .timeout_s = 60};
@@ -15,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -227,6 +229,31 @@ static inline bool pr_run(pr_result_t *r, char *const argv[], const pr_opts_t *o
   r->status = status;
   r->exit_code = pr_exit_code(status);
   return true;
+}
+
+/** Run a printf-formatted /bin/sh command line with stdout and stderr
+ * together, killed after timeout_s. Returns its output (free() it), or NULL
+ * when it could not start or timed out; *exit_code gets its exit code. */
+static inline char *pr_sh(int *exit_code, int timeout_s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline char *pr_sh(int *exit_code, int timeout_s, const char *fmt, ...) {
+  static const char tail[] = ") 2>&1";
+  char full[8192] = "(";
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(full + 1, sizeof(full) - sizeof(tail) - 1, fmt, ap);
+  va_end(ap);
+  *exit_code = -1;
+  if (n < 0 || (size_t)n >= sizeof(full) - sizeof(tail) - 1) return NULL;
+  memcpy(full + 1 + n, tail, sizeof(tail));
+  char *argv[] = {"/bin/sh", "-c", full, NULL};
+  pr_opts_t o = {.timeout_s = timeout_s};
+  pr_result_t r;
+  if (!pr_run(&r, argv, &o)) return NULL;
+  *exit_code = r.exit_code;
+  if (!r.timed_out) return r.out;
+  free(r.out);
+  return NULL;
 }
 
 #endif /* PROC_RUN_H */
