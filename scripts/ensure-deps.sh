@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ensure-deps.sh WHAT — install the Debian packages WHAT needs, only when
-# missing. WHAT: test | bench | plot | fuzz | real | tidy. Runs apt-get as root
+# missing. WHAT: test | bench | plot | fuzz | real | tidy | deb. Runs apt-get as root
 # (CI and the dev machines are root); elsewhere prints what to install.
 set -euo pipefail
 
@@ -20,6 +20,7 @@ case "${1:-test}" in
   fuzz) want clang libclang-rt-14-dev ;;
   real) want libpython3.11-testsuite libglib2.0-tests ;;
   tidy) want clang-tidy ;;
+  deb) want dpkg-dev binutils lintian cmake pkg-config ;; # make deb, make test-deb
   *) echo "ensure-deps.sh: unknown set '$1'" >&2; exit 2 ;;
 esac
 
