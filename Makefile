@@ -65,7 +65,7 @@ $(BUILD)/tests/%: tests/%.c tests/*.h $(AR_LIB) $(SO)
 	$(CC) $(CFLAGS_TEST) $(shell pkg-config --cflags criterion 2>/dev/null) -o $@ $< \
 	  $(AR_LIB) $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion) -lpthread -ldl
 
-$(BUILD)/tests/progs/%: tests/progs/%.c $(AR_LIB)
+$(BUILD)/tests/progs/%: tests/progs/%.c tests/rss.h $(AR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) -o $@ $< -lpthread
 
@@ -92,3 +92,6 @@ lint:
 	  --suppress=missingIncludeSystem --inline-suppr -Iinclude -Isrc src shim
 
 -include $(wildcard mk/*.mk)
+
+# The benchmarks read their resident set with the tests' reader.
+$(BENCH_BINS): tests/rss.h

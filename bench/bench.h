@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../tests/rss.h"
+
 /* ---- random numbers: xorshift64*, independent of addresses ------------- */
 
 typedef struct bench_rng_s {
@@ -73,20 +75,9 @@ static inline long bench_peak_rss_kb(void) {
   return ru.ru_maxrss;
 }
 
-/** Resident set of this process now, in KiB, from /proc/self/statm (no
- * stdio, so no allocation); 0 if it cannot be read. */
-static inline long bench_rss_kb(void) {
-  char buf[128];
-  int fd = open("/proc/self/statm", O_RDONLY);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = 0;
-  char *s = buf;
-  while (*s && *s != ' ') s++;
-  return strtol(s, NULL, 10) * (sysconf(_SC_PAGESIZE) / 1024);
-}
+/** Resident set of this process now, in KiB (tests/rss.h: /proc/self/statm,
+ * no stdio, so no allocation); 0 if it cannot be read. */
+static inline long bench_rss_kb(void) { return (long)(rss_resident_bytes() / 1024); }
 
 /** Sleep until the monotonic clock reads at least deadline_ns. */
 static inline void bench_sleep_until(uint64_t deadline_ns) {

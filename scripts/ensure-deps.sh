@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ensure-deps.sh WHAT — install the Debian packages WHAT needs, only when
-# missing. WHAT: test | bench | plot | fuzz | real | tidy. Runs apt-get as root
+# missing. WHAT: test | bench | plot | fuzz | real | tidy | deb. Runs apt-get as root
 # (CI and the dev machines are root); elsewhere prints what to install.
 set -euo pipefail
 
@@ -11,13 +11,16 @@ want() { for p in "$@"; do have_pkg "$p" || need+=("$p"); done; }
 case "${1:-test}" in
   test)
     pkg-config --exists criterion 2>/dev/null || need+=(libcriterion-dev)
-    want pkg-config g++ valgrind python3 gzip coreutils sqlite3 # sqlite3: bench smoke test
+    # sqlite3: bench smoke test; cmake: the CMake package; groff-base, mandoc: the man pages;
+    # git: the README test copies the tracked tree
+    want pkg-config g++ valgrind python3 gzip coreutils sqlite3 cmake groff-base mandoc git
     ;;
   bench) want libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 sqlite3 python3 valgrind ;;
   plot) want python3-matplotlib ;;
   fuzz) want clang libclang-rt-14-dev ;;
   real) want libpython3.11-testsuite libglib2.0-tests ;;
   tidy) want clang-tidy ;;
+  deb) want dpkg-dev binutils lintian cmake pkg-config ;; # make deb, make test-deb
   *) echo "ensure-deps.sh: unknown set '$1'" >&2; exit 2 ;;
 esac
 

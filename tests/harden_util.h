@@ -5,21 +5,17 @@
  * libsizeclass.a, under Criterion's .signal = SIGABRT) and by
  * tests/progs/harden_misuse.c (run under LD_PRELOAD, where the test checks
  * the exact stderr line). A scenario that returns reports a failed
- * precondition (>= 2) or an undetected misuse (0). Also: hu_run, which runs
- * a helper program (preloaded or not) and captures its output, for the
- * hardening and out-of-memory suites. */
+ * precondition (>= 2) or an undetected misuse (0). The suites run the
+ * helper program with proc_run.h. */
 #ifndef HARDEN_UTIL_H
 #define HARDEN_UTIL_H
 
-#include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -269,82 +265,6 @@ static inline int hu_corrupt_remote(const hu_env_t *env) {
   env->announce(0);
   for (long i = 0; i < (1L << 22); i++) hu_opaque(malloc(HU_SIZE));
   return 0;
-}
-
-/* ---- running a helper program ------------------------------------------- */
-
-/* What came of running a program: its wait status and captured output. */
-typedef struct {
-  int status; /* from waitpid; -1 if it could not be started */
-  char out[4096];
-  char err[4096];
-} hu_run_t;
-
-/** Run $SC_BUILD/tests/progs/<prog> with arguments argv (NULL-terminated,
- * argv[0] included), LD_PRELOAD=$SC_BUILD/libsizeclass.so when preload,
- * killed by SIGALRM after timeout_s (so a hang fails the test), and capture
- * the start of its stdout and stderr. */
-static inline void hu_run(hu_run_t *r, const char *prog, char *const argv[], bool preload,
-                          unsigned timeout_s) {
-  extern char **environ;
-  memset(r, 0, sizeof(*r));
-  r->status = -1;
-  const char *build = getenv("SC_BUILD");
-  if (build == NULL || build[0] == 0) build = "build";
-  char path[4096], preload_var[4200];
-  snprintf(path, sizeof(path), "%s/tests/progs/%s", build, prog);
-  snprintf(preload_var, sizeof(preload_var), "LD_PRELOAD=%s/libsizeclass.so", build);
-  size_t n = 0;
-  while (environ[n] != NULL) n++;
-  char **env = calloc(n + 2, sizeof(char *));
-  if (env == NULL) return;
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) env[k++] = environ[i];
-  if (preload) env[k++] = preload_var;
-  int outp[2], errp[2];
-  if (pipe(outp) != 0 || pipe(errp) != 0) return;
-  pid_t pid = fork();
-  if (pid == 0) { /* only async-signal-safe calls until exec */
-    dup2(outp[1], 1);
-    dup2(errp[1], 2);
-    close(outp[0]);
-    close(errp[0]);
-    alarm(timeout_s);
-    execve(path, argv, env);
-    _exit(127);
-  }
-  free(env);
-  close(outp[1]);
-  close(errp[1]);
-  if (pid < 0) return;
-  struct pollfd fds[2] = {{outp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
-  char *bufs[2] = {r->out, r->err};
-  size_t lens[2] = {0, 0};
-  for (int open_fds = 2; open_fds > 0;) {
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (int i = 0; i < 2; i++) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      char chunk[4096];
-      ssize_t got = read(fds[i].fd, chunk, sizeof(chunk));
-      if (got <= 0) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        open_fds--;
-        continue;
-      }
-      size_t take = (size_t)got < 4095 - lens[i] ? (size_t)got : 4095 - lens[i];
-      memcpy(bufs[i] + lens[i], chunk, take);
-      lens[i] += take;
-    }
-  }
-  for (int i = 0; i < 2; i++)
-    if (fds[i].fd >= 0) close(fds[i].fd);
-  while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR) {
-  }
 }
 
 /** Every scenario, NULL-terminated. */

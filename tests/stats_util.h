@@ -1,8 +1,9 @@
 /* stats_util.h — helpers of tests/test_stats.c: run a helper program
- * preloaded with chosen SIZECLASS_* variables, flatten a JSON report with
- * python3's json module (strict: it must parse) into "path=value" lines,
- * split the text report into tables and key/value pairs, and render values
- * the way docs/stats.md says the text form shows them. */
+ * preloaded with chosen SIZECLASS_* variables (through proc_run.h),
+ * flatten a JSON report with python3's json module (strict: it must parse)
+ * into "path=value" lines, split the text report into tables and key/value
+ * pairs, and render values the way docs/stats.md says the text form shows
+ * them. */
 #ifndef STATS_UTIL_H
 #define STATS_UTIL_H
 
@@ -21,14 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "proc_run.h"
 
 /* ---- files and processes -------------------------------------------------------- */
 
-static inline const char *su_build(void) {
-  const char *b = getenv("SC_BUILD");
-  return b != NULL && b[0] != 0 ? b : "build";
-}
+static inline const char *su_build(void) { return pr_build_dir(); }
 
 /** Whole file as a NUL-terminated string (free it); NULL if unreadable. */
 static inline char *su_read(const char *path) {
@@ -58,41 +56,18 @@ static inline void su_tmpdir(char *dir) {
  * exit status, or 128 + signal. */
 static inline int su_run(const char *const argv[], const char *const env[], const char *out,
                          const char *err, int timeout_s, bool preload_lib) {
-  char preload[4200];
-  snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libsizeclass.so", su_build());
-  size_t n = 0, k = 0, extra = 0;
-  while (environ[n]) n++;
-  while (env != NULL && env[extra]) extra++;
-  char **e = calloc(n + extra + 2, sizeof(char *));
-  for (size_t i = 0; i < n; i++)
-    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && strncmp(environ[i], "SIZECLASS_", 10) != 0)
-      e[k++] = environ[i];
-  for (size_t i = 0; i < extra; i++) e[k++] = (char *)env[i];
-  if (preload_lib) e[k++] = preload;
-  e[k] = NULL;
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int r = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (o < 0 || r < 0) _exit(126);
-    dup2(o, 1);
-    dup2(r, 2);
-    execve(argv[0], (char *const *)argv, e);
-    _exit(127);
-  }
-  free(e);
-  int status = 0;
-  struct timespec nap = {0, 5 * 1000 * 1000};
-  for (long waited = 0; waitpid(pid, &status, WNOHANG) == 0; waited += 5) {
-    if (waited > (long)timeout_s * 1000) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      cr_assert_fail("%s %s hung (killed after %d s)", argv[0], argv[1] ? argv[1] : "", timeout_s);
-    }
-    nanosleep(&nap, NULL);
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  pr_opts_t o = {.preload = preload_lib,
+                 .drop_sizeclass_env = true,
+                 .timeout_s = timeout_s,
+                 .stdout_path = out,
+                 .stderr_path = err,
+                 .env = env};
+  pr_result_t r;
+  cr_assert(pr_run(&r, (char *const *)argv, &o), "could not run %s", argv[0]);
+  free(r.out);
+  if (r.timed_out)
+    cr_assert_fail("%s %s hung (killed after %d s)", argv[0], argv[1] ? argv[1] : "", timeout_s);
+  return r.exit_code;
 }
 
 /** The helper program's path. */
@@ -150,23 +125,19 @@ static inline void su_json_load(su_json_t *j, const char *path, const char *mode
   char out[512], err[512];
   snprintf(out, sizeof(out), "%s.flat", path);
   snprintf(err, sizeof(err), "%s.flat.err", path);
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int r = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(o, 1);
-    dup2(r, 2);
-    /* Debian's python3 when there (a pyenv shim is a shell script). */
-    execl("/usr/bin/python3", "python3", "-c", su_flatten_py, path, mode, (char *)NULL);
-    execlp("python3", "python3", "-c", su_flatten_py, path, mode, (char *)NULL);
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
+  /* Debian's python3 when there (a pyenv shim is a shell script). */
+  char *argv[] = {access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3",
+                  "-c",
+                  (char *)su_flatten_py,
+                  (char *)path,
+                  (char *)mode,
+                  NULL};
+  pr_opts_t o = {.timeout_s = 60, .stdout_path = out, .stderr_path = err};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o), "could not run python3");
+  free(r.out);
   char *e = su_read(err);
-  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "python3 rejected %s: %s", path,
-            e ? e : "?");
+  cr_assert(r.exit_code == 0, "python3 rejected %s: %s", path, e ? e : "?");
   free(e);
   j->buf = su_read(out);
   cr_assert_not_null(j->buf);

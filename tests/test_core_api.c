@@ -663,7 +663,7 @@ Test(core_api, sc_owns_only_class_blocks) {
  * until refused, check the refusal, free all, allocate again. 0 = all good. */
 static int exhaust_and_recover(void) {
   struct rlimit rl;
-  rl.rlim_cur = rl.rlim_max = cu_vm_bytes() + ((size_t)48 << 20);
+  rl.rlim_cur = rl.rlim_max = rss_virtual_bytes() + ((size_t)48 << 20);
   if (setrlimit(RLIMIT_AS, &rl) != 0) return 10;
   void *last = NULL;
   size_t count = 0;
@@ -704,7 +704,7 @@ Test(core_api, malloc_returns_enomem_when_the_os_refuses, .timeout = 60) {
   pid_t pid = fork();
   cr_assert_geq(pid, 0);
   if (pid == 0) _exit(exhaust_and_recover());
-  int rc = cu_wait_child(pid, 45);
+  int rc = pr_wait_child(pid, 45);
   cr_assert_eq(rc, 0,
                "child under a low RLIMIT_AS: exit %d (10 setrlimit, 11 errno, 12 never "
                "refused, 13 SIZE_MAX, 14 damaged, 15 no recovery, -2 hung, >128 crashed)",

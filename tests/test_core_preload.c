@@ -23,8 +23,8 @@ static void prog_path(char *out, size_t cap, const char *name) {
 }
 
 /** Run argv with opts; assert it finished with exit code `want`. */
-static void run_ok(cu_run_t *r, char *const argv[], const cu_run_opts_t *o, int want) {
-  cr_assert(cu_run(r, argv, o), "could not start %s", argv[0]);
+static void run_ok(pr_result_t *r, char *const argv[], const pr_opts_t *o, int want) {
+  cr_assert(pr_run(r, argv, o), "could not start %s", argv[0]);
   cr_assert(!r->timed_out, "%s%s timed out; stderr: %s", o->preload ? "preloaded " : "", argv[0],
             r->err);
   cr_assert_eq(r->exit_code, want, "%s%s exited %d; stderr: %s", o->preload ? "preloaded " : "",
@@ -44,9 +44,9 @@ static void compare_native_and_preloaded(const char *name, char *arg1, char *arg
   char path[4096];
   prog_path(path, sizeof(path), name);
   char *argv[] = {path, arg1, arg2, NULL};
-  cu_run_opts_t native = {.timeout_s = timeout_s};
-  cu_run_opts_t pre = {.preload = true, .timeout_s = timeout_s};
-  cu_run_t a, b;
+  pr_opts_t native = {.timeout_s = timeout_s};
+  pr_opts_t pre = {.preload = true, .timeout_s = timeout_s};
+  pr_result_t a, b;
   run_ok(&a, argv, &native, 0);
   run_ok(&b, argv, &pre, 0);
   cr_assert(strncmp(b.out, "usable40=64\n", 12) == 0,
@@ -100,8 +100,8 @@ Test(core_preload, preload_replaces_malloc) {
   char path[4096];
   prog_path(path, sizeof(path), "core_mt");
   char *argv[] = {path, "1", "10", NULL};
-  cu_run_opts_t native = {.timeout_s = 30}, pre = {.preload = true, .timeout_s = 30};
-  cu_run_t a, b;
+  pr_opts_t native = {.timeout_s = 30}, pre = {.preload = true, .timeout_s = 30};
+  pr_result_t a, b;
   run_ok(&a, argv, &native, 0);
   run_ok(&b, argv, &pre, 0);
   cr_assert(strncmp(b.out, "usable40=64\n", 12) == 0, "preloaded: %.30s", b.out);
@@ -159,9 +159,9 @@ Test(core_preload, python_object_heavy_script, .timeout = 180) {
   char *argv[] = {"python3", "-c", (char *)python_script, NULL};
   /* PYTHONMALLOC=malloc: every Python object goes through malloc. */
   const char *env[] = {"PYTHONMALLOC=malloc", "PYTHONHASHSEED=0", NULL};
-  cu_run_opts_t native = {.timeout_s = 90, .env = env};
-  cu_run_opts_t pre = {.preload = true, .timeout_s = 90, .env = env};
-  cu_run_t a, b;
+  pr_opts_t native = {.timeout_s = 90, .env = env};
+  pr_opts_t pre = {.preload = true, .timeout_s = 90, .env = env};
+  pr_result_t a, b;
   run_ok(&a, argv, &native, 0);
   run_ok(&b, argv, &pre, 0);
   cr_assert(strncmp(b.out, "usable40=64\n", 12) == 0, "python's malloc is not ours: %.40s", b.out);
@@ -182,9 +182,9 @@ Test(core_preload, sort_on_generated_file, .timeout = 120) {
   /* A small buffer and two threads: sort merges temporary runs. */
   char *argv[] = {"sort", "-S", "2M", "--parallel=2", "-T", tmpdir, in, NULL};
   const char *env[] = {"LC_ALL=C", NULL};
-  cu_run_opts_t pre = {.preload = true, .timeout_s = 60, .stdout_path = out_pre, .env = env};
-  cu_run_opts_t native = {.timeout_s = 60, .stdout_path = out_native, .env = env};
-  cu_run_t r;
+  pr_opts_t pre = {.preload = true, .timeout_s = 60, .stdout_path = out_pre, .env = env};
+  pr_opts_t native = {.timeout_s = 60, .stdout_path = out_native, .env = env};
+  pr_result_t r;
   run_ok(&r, argv, &pre, 0);
   free(r.out);
   run_ok(&r, argv, &native, 0);
@@ -220,10 +220,10 @@ Test(core_preload, gzip_round_trip, .timeout = 120) {
   write_words(in, 150000);
   char *zip[] = {"gzip", "-c", "-n", "-6", in, NULL};
   char *unzip[] = {"gzip", "-d", "-c", gz_pre, NULL};
-  cu_run_opts_t zpre = {.preload = true, .timeout_s = 60, .stdout_path = gz_pre};
-  cu_run_opts_t znat = {.timeout_s = 60, .stdout_path = gz_native};
-  cu_run_opts_t upre = {.preload = true, .timeout_s = 60, .stdout_path = back};
-  cu_run_t r;
+  pr_opts_t zpre = {.preload = true, .timeout_s = 60, .stdout_path = gz_pre};
+  pr_opts_t znat = {.timeout_s = 60, .stdout_path = gz_native};
+  pr_opts_t upre = {.preload = true, .timeout_s = 60, .stdout_path = back};
+  pr_result_t r;
   run_ok(&r, zip, &zpre, 0);
   free(r.out);
   run_ok(&r, zip, &znat, 0);
@@ -257,10 +257,10 @@ Test(core_preload, malloc_before_our_constructor, .timeout = 120) {
   char path[4096];
   prog_path(path, sizeof(path), "core_ctor");
   char *argv[] = {path, NULL};
-  cu_run_opts_t pre = {.preload = true, .timeout_s = 30};
+  pr_opts_t pre = {.preload = true, .timeout_s = 30};
   /* Several runs: the early threads race through initialisation. */
   for (int i = 0; i < 10; i++) {
-    cu_run_t r;
+    pr_result_t r;
     run_ok(&r, argv, &pre, 0);
     cr_assert_str_eq(r.out, "usable40=64\norder=preinit,ctor,main\nearly=ok threads=ok dl=ok\n");
     free(r.out);
@@ -272,8 +272,8 @@ Test(core_preload, low_address_space_limit, .timeout = 120) {
   prog_path(path, sizeof(path), "core_oom");
   char *argv[] = {path, NULL};
   /* ulimit -v 96 MiB: well below one big reservation, room for a few segments. */
-  cu_run_opts_t pre = {.preload = true, .timeout_s = 60, .rlimit_as = (size_t)96 << 20};
-  cu_run_t r;
+  pr_opts_t pre = {.preload = true, .timeout_s = 60, .rlimit_as = (size_t)96 << 20};
+  pr_result_t r;
   run_ok(&r, argv, &pre, 0);
   cr_assert_str_eq(r.out, "usable40=64\nexhausted=yes enomem=yes intact=yes again=yes huge=yes\n");
   free(r.out);
@@ -308,11 +308,11 @@ static void run_under_valgrind(const char *tool) {
   argv[k++] = "3000";
   argv[k] = NULL;
   char *native_argv[] = {path, "2", "3000", NULL};
-  cu_run_opts_t native = {.timeout_s = 30};
-  cu_run_opts_t pre = {.preload = true, .timeout_s = 150};
-  cu_run_t a, b;
+  pr_opts_t native = {.timeout_s = 30};
+  pr_opts_t pre = {.preload = true, .timeout_s = 150};
+  pr_result_t a, b;
   run_ok(&a, native_argv, &native, 0);
-  cr_assert(cu_run(&b, argv, &pre), "could not start valgrind");
+  cr_assert(pr_run(&b, argv, &pre), "could not start valgrind");
   cr_assert(!b.timed_out, "valgrind --tool=%s timed out", tool);
   char *log = cu_read_file(log_path, NULL);
   cr_assert_eq(b.exit_code, 0, "valgrind --tool=%s exited %d; log:\n%s", tool, b.exit_code,

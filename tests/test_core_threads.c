@@ -194,7 +194,7 @@ Test(core_threads, thread_churn_keeps_footprint_bounded, .timeout = 120) {
   pthread_t t[CH_WAVE];
   for (int i = 0; i < CH_WAVE; i++) pthread_create(&t[i], NULL, ch_worker, (void *)(uintptr_t)i);
   for (int i = 0; i < CH_WAVE; i++) pthread_join(t[i], NULL);
-  size_t rss0 = cu_rss_bytes(), vm0 = cu_vm_bytes();
+  size_t rss0 = rss_resident_bytes(), vm0 = rss_virtual_bytes();
   uint64_t created0, live0, adopted0;
   sc__arena_counts(&created0, &live0, &adopted0);
 
@@ -203,7 +203,7 @@ Test(core_threads, thread_churn_keeps_footprint_bounded, .timeout = 120) {
       cr_assert_eq(pthread_create(&t[i], NULL, ch_worker, (void *)(uintptr_t)(w * CH_WAVE + i)), 0);
     for (int i = 0; i < CH_WAVE; i++) pthread_join(t[i], NULL);
   }
-  size_t rss1 = cu_rss_bytes(), vm1 = cu_vm_bytes();
+  size_t rss1 = rss_resident_bytes(), vm1 = rss_virtual_bytes();
   uint64_t created, live, adopted;
   sc__arena_counts(&created, &live, &adopted);
   cr_assert_eq(atomic_load(&ch_bad), 0, "%lu blocks damaged", (unsigned long)atomic_load(&ch_bad));
@@ -376,7 +376,7 @@ static void *fork_from_thread(void *arg) {
   fork_job_t *job = arg;
   pid_t pid = fork();
   if (pid == 0) _exit(child_body(job->iter));
-  job->rc = pid < 0 ? -1 : cu_wait_child(pid, 20);
+  job->rc = pid < 0 ? -1 : pr_wait_child(pid, 20);
   return NULL;
 }
 
@@ -398,7 +398,7 @@ Test(core_threads, fork_under_load_never_deadlocks, .timeout = 120) {
       pid_t pid = fork();
       cr_assert_geq(pid, 0, "fork failed");
       if (pid == 0) _exit(child_body(i));
-      rc = cu_wait_child(pid, 20);
+      rc = pr_wait_child(pid, 20);
     }
     if (rc == -2)
       deadlocks++;
@@ -435,8 +435,8 @@ static void hold_lock_cb(sc_arena_t *a, void *ctx) {
   if (*(int *)ctx) return; /* only once */
   *(int *)ctx = 1;
   atomic_store(&held_state, 1);
-  double until = cu_now() + 0.2;
-  while (atomic_load(&held_state) != 2 && cu_now() < until) usleep(1000);
+  double until = pr_now() + 0.2;
+  while (atomic_load(&held_state) != 2 && pr_now() < until) usleep(1000);
 }
 
 static void *hold_lock_thread(void *arg) {
@@ -471,7 +471,7 @@ Test(core_threads, fork_while_arena_lock_held, .timeout = 60) {
       _exit(ret == NULL ? 0 : 3);
     }
     atomic_store(&held_state, 2);
-    int rc = cu_wait_child(pid, 10);
+    int rc = pr_wait_child(pid, 10);
     pthread_join(holder, NULL);
     cr_assert_neq(rc, -2, "child hung: fork inherited the arena lock held");
     cr_assert_eq(rc, 0, "child failed with %d", rc);
@@ -499,7 +499,7 @@ static void *fork_first_thing(void *arg) {
   atomic_store(&alloc_in_prepare, 1);
   pid_t pid = fork();
   if (pid == 0) _exit(0);
-  return (void *)(intptr_t)(pid < 0 ? -1 : cu_wait_child(pid, 10));
+  return (void *)(intptr_t)(pid < 0 ? -1 : pr_wait_child(pid, 10));
 }
 
 Test(core_threads, fork_from_a_thread_without_arena_with_allocating_handler, .timeout = 60) {
@@ -513,7 +513,7 @@ Test(core_threads, fork_from_a_thread_without_arena_with_allocating_handler, .ti
     pthread_join(t, &ret);
     _exit(ret == NULL ? 0 : 3);
   }
-  int rc = cu_wait_child(pid, 10);
+  int rc = pr_wait_child(pid, 10);
   cr_assert_neq(rc, -2, "fork deadlocked: a prepare handler allocated under the arena lock");
   cr_assert_eq(rc, 0, "child failed with %d", rc);
 }

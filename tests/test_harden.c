@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "harden_util.h"
+#include "proc_run.h"
 #include "sizeclass.h"
 
 static void ignore_announce(uintptr_t p) { (void)p; }
@@ -45,14 +46,23 @@ DEATH_TEST(corrupt_remote)
 
 /* ---- kind 2: preloaded program, exact message and SIGABRT --------------- */
 
+/** Run harden_misuse with scenario `name`, preloaded or not; a hang is
+ * killed after 60 s and fails the caller's status check. */
+static void run_misuse(pr_result_t *r, const char *name, bool preload) {
+  char prog[4096];
+  pr_prog_path(prog, sizeof(prog), "harden_misuse");
+  char *argv[] = {prog, (char *)name, NULL};
+  pr_opts_t o = {.preload = preload, .timeout_s = 60};
+  cr_assert(pr_run(r, argv, &o), "could not run %s", prog);
+}
+
 /** Run scenario `name` in harden_misuse under LD_PRELOAD and check that it
  * died of SIGABRT after writing exactly the expected line to stderr. */
 static void expect_abort_message(const char *name) {
   const hu_case_t *c = hu_find(name);
   cr_assert_not_null(c);
-  hu_run_t r;
-  char *argv[] = {"harden_misuse", (char *)name, NULL};
-  hu_run(&r, "harden_misuse", argv, true, 60);
+  pr_result_t r;
+  run_misuse(&r, name, true);
   cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT,
             "%s: wait status %#x (want SIGABRT); stderr: %s", name, (unsigned)r.status, r.err);
   char *end = NULL;
@@ -68,6 +78,7 @@ static void expect_abort_message(const char *name) {
     snprintf(want, sizeof(want), "sizeclass: %s of 0x%lx\n", c->what, addr);
   cr_assert(addr != 0 || strcmp(c->what, "corrupted free list") == 0, "%s: null address", name);
   cr_assert_str_eq(r.err, want, "%s", name);
+  free(r.out);
 }
 
 #define MESSAGE_TEST(name) \
@@ -90,11 +101,11 @@ MESSAGE_TEST(corrupt_remote)
 /* The program refuses to run a scenario unpreloaded, so a missing preload
  * can never pass as "caught". */
 Test(harden_message, refuses_without_preload) {
-  hu_run_t r;
-  char *argv[] = {"harden_misuse", "double_free", NULL};
-  hu_run(&r, "harden_misuse", argv, false, 60);
+  pr_result_t r;
+  run_misuse(&r, "double_free", false);
   cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2, "status %#x, stderr %s",
             (unsigned)r.status, r.err);
+  free(r.out);
 }
 
 #endif /* SC_HARDEN */

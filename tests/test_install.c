@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc_run.h"
+
 /* A program using the library through its headers and pkg-config. */
 static const char app_src[] =
     "#include <malloc.h>\n"
@@ -73,29 +75,14 @@ static void remove_tmp(void) {
 
 TestSuite(install, .fini = remove_tmp);
 
-/** Run a printf-formatted shell command; return its stdout+stderr (caller
- * frees) and exit status. */
-static char *sh(int *status, const char *fmt, ...) {
-  char cmd[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof(cmd), fmt, ap);
-  va_end(ap);
-  char full[4200];
-  snprintf(full, sizeof(full), "(%s) 2>&1", cmd);
-  FILE *f = popen(full, "r");
-  cr_assert_not_null(f);
-  size_t cap = 8192, len = 0, n;
-  char *buf = malloc(cap);
-  while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-    len += n;
-    if (cap - len < 256) buf = realloc(buf, cap *= 2);
-  }
-  buf[len] = '\0';
-  int st = pclose(f);
-  *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-  return buf;
-}
+/** Run a printf-formatted shell command (killed after 300 s); return its
+ * stdout+stderr (caller frees) and exit status. */
+#define sh(status, ...)                                                       \
+  ({                                                                          \
+    char *sh_out_ = pr_sh((status), 300, __VA_ARGS__);                        \
+    cr_assert_not_null(sh_out_, "could not run, or timed out: " __VA_ARGS__); \
+    sh_out_;                                                                  \
+  })
 
 /** Run a command that must succeed; return its output. */
 #define sh_ok(...)                                              \
@@ -162,12 +149,50 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
                    "./bin/sizeclass-run\n"
                    "./include/sizeclass.h\n"
                    "./include/sizeclass_pool.h\n"
+                   "./lib/cmake/sizeclass/sizeclass-config-version.cmake\n"
+                   "./lib/cmake/sizeclass/sizeclass-config.cmake\n"
+                   "./lib/cmake/sizeclass/sizeclass-targets.cmake\n"
                    "./lib/libsizeclass.a\n"
                    "./lib/libsizeclass.so\n"
                    "./lib/libsizeclass.so.0\n"
                    "./lib/libsizeclass.so.0.1.0\n"
-                   "./lib/pkgconfig/sizeclass.pc\n");
+                   "./lib/pkgconfig/sizeclass.pc\n"
+                   "./share/man/man1/sizeclass-run.1\n"
+                   "./share/man/man3/sc_calloc.3\n"
+                   "./share/man/man3/sc_class_size.3\n"
+                   "./share/man/man3/sc_frame_mark.3\n"
+                   "./share/man/man3/sc_free.3\n"
+                   "./share/man/man3/sc_malloc.3\n"
+                   "./share/man/man3/sc_owns.3\n"
+                   "./share/man/man3/sc_pool_acquire.3\n"
+                   "./share/man/man3/sc_pool_create.3\n"
+                   "./share/man/man3/sc_pool_destroy.3\n"
+                   "./share/man/man3/sc_pool_hit_rate_permille.3\n"
+                   "./share/man/man3/sc_pool_release.3\n"
+                   "./share/man/man3/sc_pool_reset.3\n"
+                   "./share/man/man3/sc_pool_stats.3\n"
+                   "./share/man/man3/sc_posix_memalign.3\n"
+                   "./share/man/man3/sc_realloc.3\n"
+                   "./share/man/man3/sc_stats_get.3\n"
+                   "./share/man/man3/sc_stats_print.3\n"
+                   "./share/man/man3/sc_trim.3\n"
+                   "./share/man/man3/sc_usable_size.3\n"
+                   "./share/man/man7/sizeclass.7\n");
   free(listing);
+
+  /* Man pages: the version filled in; every other name a link to its page. */
+  char *th = sh_ok(
+      "find '%s/share/man' -type f -exec grep -h '^\\.TH' {} + | grep -c '\"libsizeclass 0.1.0\"'",
+      tmp);
+  cr_assert_str_eq(th, "5\n", "the five pages carry the version: %s", th);
+  free(th);
+  snprintf(path, sizeof(path), "%s/share/man/man3/sc_free.3", tmp);
+  cr_assert(is_link_to(path, "sc_malloc.3"));
+  snprintf(path, sizeof(path), "%s/share/man/man3/sc_pool_destroy.3", tmp);
+  cr_assert(is_link_to(path, "sc_pool_create.3"));
+  char *dangling = sh_ok("find '%s/share/man' -xtype l", tmp);
+  cr_assert_str_empty(dangling, "no link points nowhere");
+  free(dangling);
 
   /* Through pkg-config, dynamically linked. */
   snprintf(path, sizeof(path), "%s/app.c", tmp);
@@ -285,4 +310,136 @@ Test(install, destdir_stages_with_final_paths_inside) {
   listing = files_under(stage);
   cr_assert_str_eq(listing, "");
   free(listing);
+}
+
+/* ---- the CMake package --------------------------------------------------- */
+
+/* A CMake project using the installed package: requests that the version
+ * file must refuse first (each QUIET, each must come back not found), then
+ * the one the README shows, with both targets. */
+static const char cmake_project[] =
+    "cmake_minimum_required(VERSION 3.13)\n"
+    "project(sc_cmake_test C)\n"
+    "foreach(v 0.2 1.0 0.1.1 0.2...0.3)\n"
+    "  find_package(sizeclass ${v} QUIET)\n"
+    "  if(sizeclass_FOUND)\n"
+    "    message(FATAL_ERROR \"find_package(sizeclass ${v}) accepted ${sizeclass_VERSION}\")\n"
+    "  endif()\n"
+    "  unset(sizeclass_DIR CACHE)\n"
+    "endforeach()\n"
+    "find_package(sizeclass 0.1 REQUIRED)\n"
+    "message(STATUS \"sizeclass ${sizeclass_VERSION} at ${SIZECLASS_LIBRARY_DIR}\")\n"
+    "add_executable(app_shared app.c)\n"
+    "target_link_libraries(app_shared PRIVATE sizeclass::sizeclass)\n"
+    "add_executable(app_static app.c)\n"
+    "target_link_libraries(app_static PRIVATE sizeclass::static)\n";
+
+Test(install, cmake_find_package_against_a_destdir_install, .timeout = 240) {
+  make_tmp();
+  char vars[512];
+  snprintf(vars, sizeof(vars), "PREFIX=/usr/local DESTDIR=%s/stage", tmp);
+  make_target("install", vars);
+  char path[512];
+  snprintf(path, sizeof(path), "%s/proj", tmp);
+  cr_assert_eq(mkdir(path, 0755), 0);
+  snprintf(path, sizeof(path), "%s/proj/CMakeLists.txt", tmp);
+  write_file(path, cmake_project);
+  snprintf(path, sizeof(path), "%s/proj/app.c", tmp);
+  write_file(path, app_src);
+
+  /* The staged tree is found through CMAKE_PREFIX_PATH alone: every path
+   * inside the package is relative to its config file. */
+  char *out =
+      sh_ok("cmake -S '%s/proj' -B '%s/proj/build' -DCMAKE_PREFIX_PATH='%s/stage/usr/local'", tmp,
+            tmp, tmp);
+  char want[512];
+  snprintf(want, sizeof(want), "-- sizeclass 0.1.0 at %s/stage/usr/local/lib\n", tmp);
+  cr_assert_not_null(strstr(out, want), "configure output: %s", out);
+  free(out);
+  free(sh_ok("cmake --build '%s/proj/build'", tmp));
+
+  char *link = sh_ok("cat '%s/proj/build/CMakeFiles/app_static.dir/link.txt'", tmp);
+  snprintf(want, sizeof(want), "%s/stage/usr/local/lib/libsizeclass.a -lpthread -ldl", tmp);
+  cr_assert_not_null(strstr(link, want), "static link line: %s", link);
+  free(link);
+  char *needed = sh_ok("readelf -d '%s/proj/build/app_shared' | grep NEEDED", tmp);
+  cr_assert_not_null(strstr(needed, "[libsizeclass.so.0]"), "needs the soname: %s", needed);
+  free(needed);
+  needed = sh_ok("readelf -d '%s/proj/build/app_static' | grep NEEDED", tmp);
+  cr_assert_null(strstr(needed, "libsizeclass"), "static: no libsizeclass.so: %s", needed);
+  free(needed);
+
+  snprintf(path, sizeof(path), "%s/stage/usr/local/lib", tmp);
+  out = sh_ok("LD_LIBRARY_PATH='%s' '%s/proj/build/app_shared'", path, tmp);
+  cr_assert_str_eq(out, "reuse 1 usable 64 owned 1\n", "sizeclass::sizeclass: malloc is ours");
+  free(out);
+  out = sh_ok("env -u LD_LIBRARY_PATH '%s/proj/build/app_static'", tmp);
+  cr_assert_str_eq(out, "reuse 1 usable 64 owned 1\n", "sizeclass::static: malloc is ours");
+  free(out);
+}
+
+/* The version file alone, in CMake's script mode, over the requests it
+ * must accept and refuse (what find_package would set before including it). */
+Test(install, cmake_version_file_accepts_only_compatible_requests) {
+  make_tmp();
+  char vars[512];
+  snprintf(vars, sizeof(vars), "PREFIX=%s", tmp);
+  make_target("install", vars);
+  static const struct {
+    const char *request; /* "" = no version; "A...B" = a range */
+    const char *sizeof_void_p;
+    const char *want; /* COMPATIBLE EXACT UNSUITABLE */
+  } cases[] = {
+      {"", "8", "TRUE - -"},          {"0.1", "8", "TRUE - -"},
+      {"0.1.0", "8", "TRUE TRUE -"},  {"0", "8", "TRUE - -"},
+      {"0.0.9", "8", "FALSE - -"},    {"0.1.1", "8", "FALSE - -"},
+      {"0.2", "8", "FALSE - -"},      {"1.0", "8", "FALSE - -"},
+      {"0.1...0.3", "8", "TRUE - -"}, {"0.1...<0.1.0", "8", "FALSE - -"},
+      {"0.2...1", "8", "FALSE - -"},  {"0.1", "4", "TRUE - TRUE"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const char *req = cases[i].request;
+    char set[1024] = "";
+    const char *dots = strstr(req, "...");
+    if (dots != NULL) {
+      bool exclude = dots[3] == '<';
+      snprintf(set, sizeof(set),
+               "set(PACKAGE_FIND_VERSION_RANGE \"%s\")\n"
+               "set(PACKAGE_FIND_VERSION_MIN \"%.*s\")\n"
+               "set(PACKAGE_FIND_VERSION_MAX \"%s\")\n"
+               "set(PACKAGE_FIND_VERSION_RANGE_MAX %s)\n"
+               "set(PACKAGE_FIND_VERSION \"%.*s\")\n",
+               req, (int)(dots - req), req, dots + 3 + exclude, exclude ? "EXCLUDE" : "INCLUDE",
+               (int)(dots - req), req);
+    } else if (req[0] != 0) {
+      unsigned major = 0, minor = 0, count = 1;
+      sscanf(req, "%u.%u", &major, &minor);
+      for (const char *c = req; *c != 0; c++) count += *c == '.';
+      snprintf(set, sizeof(set),
+               "set(PACKAGE_FIND_VERSION \"%s\")\n"
+               "set(PACKAGE_FIND_VERSION_MAJOR %u)\n"
+               "set(PACKAGE_FIND_VERSION_MINOR %u)\n"
+               "set(PACKAGE_FIND_VERSION_COUNT %u)\n",
+               req, major, minor, count);
+    }
+    char script[2048], file[512];
+    snprintf(
+        script, sizeof(script),
+        "%sset(CMAKE_SIZEOF_VOID_P %s)\n"
+        "include(\"%s/lib/cmake/sizeclass/sizeclass-config-version.cmake\")\n"
+        "foreach(v PACKAGE_VERSION_COMPATIBLE PACKAGE_VERSION_EXACT PACKAGE_VERSION_UNSUITABLE)\n"
+        "  if(NOT DEFINED ${v})\n    set(${v} -)\n  endif()\n"
+        "endforeach()\n"
+        "message(\"${PACKAGE_VERSION_COMPATIBLE} ${PACKAGE_VERSION_EXACT} "
+        "${PACKAGE_VERSION_UNSUITABLE}\")\n",
+        set, cases[i].sizeof_void_p, tmp);
+    snprintf(file, sizeof(file), "%s/v%zu.cmake", tmp, i);
+    write_file(file, script);
+    char *out = sh_ok("cmake -P '%s'", file);
+    char want[64];
+    snprintf(want, sizeof(want), "%s\n", cases[i].want);
+    cr_expect_str_eq(out, want, "request '%s', %s-byte pointers: %s", req, cases[i].sizeof_void_p,
+                     out);
+    free(out);
+  }
 }

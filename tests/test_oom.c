@@ -2,19 +2,22 @@
  * entry point answers NULL/ENOMEM, the program carries on once memory is
  * freed, threads that allocate while memory is exhausted (with and without
  * an arena) neither crash nor deadlock. The work is done by
- * tests/progs/oom_carry_on under LD_PRELOAD; a hang is killed by SIGALRM. */
+ * tests/progs/oom_carry_on under LD_PRELOAD; a hang is killed after 120 s. */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdio.h>
 
-#include "harden_util.h"
+#include "proc_run.h"
 
 /** Run oom_carry_on with headroom_mib and threads; check it passed and that
  * it was really refused, then really served again. */
 static void run_oom(const char *headroom_mib, const char *threads) {
-  hu_run_t r;
-  char *argv[] = {"oom_carry_on", (char *)headroom_mib, (char *)threads, NULL};
-  hu_run(&r, "oom_carry_on", argv, true, 120);
+  char prog[4096];
+  pr_prog_path(prog, sizeof(prog), "oom_carry_on");
+  char *argv[] = {prog, (char *)headroom_mib, (char *)threads, NULL};
+  pr_opts_t o = {.preload = true, .timeout_s = 120};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o), "could not run %s", prog);
   cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0,
             "oom_carry_on %s %s: wait status %#x\nstdout: %s\nstderr: %s", headroom_mib, threads,
             (unsigned)r.status, r.out, r.err);
@@ -31,6 +34,7 @@ static void run_oom(const char *headroom_mib, const char *threads) {
   cr_assert_eq(all, first - half + again, "every block held was freed once");
   cr_assert_gt(third, 0);
   cr_assert_str_empty(r.err, "no complaint on stderr");
+  free(r.out);
 }
 
 Test(oom, tight_limit_two_threads, .timeout = 150) { run_oom("8", "2"); }

@@ -60,13 +60,13 @@ static sc_purge_stats_t purge_stats(void) {
  * until RSS is below `target` or max_ms passed. Returns the milliseconds it
  * took (> max_ms: it did not get there). */
 static double light_load(void **ring, unsigned slots, double max_ms, size_t target) {
-  double start = cu_now(), ms = 0;
-  for (uint64_t ops = 0; cu_rss_bytes() >= target && ms <= max_ms;) {
+  double start = pr_now(), ms = 0;
+  for (uint64_t ops = 0; rss_resident_bytes() >= target && ms <= max_ms;) {
     for (unsigned k = 0; k < 1024; k++, ops++) {
       free(ring[ops % slots]);
       ring[ops % slots] = cu_escape(malloc(48));
     }
-    ms = (cu_now() - start) * 1000;
+    ms = (pr_now() - start) * 1000;
   }
   return ms;
 }
@@ -76,14 +76,14 @@ static double light_load(void **ring, unsigned slots, double max_ms, size_t targ
 Test(purge, burst_settles_under_light_load) {
   sc__purge_configure(0, 16); /* return pages as soon as they are found empty */
   sc_purge_stats_t before = purge_stats();
-  size_t base = cu_rss_bytes();
+  size_t base = rss_resident_bytes();
   void *list = alloc_list(512 * MIB, 200);
-  size_t peak = cu_rss_bytes();
+  size_t peak = rss_resident_bytes();
   cr_assert_geq(peak - base, 480 * MIB, "the burst should be resident: %zu B", peak - base);
   free_list(list);
   void *ring[32] = {0};
   double ms = light_load(ring, 32, SETTLE_MAX_MS, peak / 10);
-  size_t settled = cu_rss_bytes();
+  size_t settled = rss_resident_bytes();
   cr_assert_leq(ms, SETTLE_MAX_MS, "RSS %zu B still >= 10%% of peak %zu B after %.0f ms", settled,
                 peak, ms);
   cr_assert_lt(settled, peak / 10);
@@ -97,15 +97,15 @@ Test(purge, burst_settles_under_light_load) {
 Test(purge, delay_holds_memory_until_trim) {
   sc__purge_configure(NEVER_MS, 16);
   void *list = alloc_list(256 * MIB, 100);
-  size_t peak = cu_rss_bytes();
+  size_t peak = rss_resident_bytes();
   free_list(list);
   void *ring[32] = {0};
   light_load(ring, 32, 200, 0); /* 200 ms of light load */
-  size_t held = cu_rss_bytes();
+  size_t held = rss_resident_bytes();
   cr_assert_gt(held, peak / 2, "nothing may be purged before the delay: %zu of %zu B", held, peak);
   for (unsigned i = 0; i < 32; i++) free(ring[i]);
   cr_assert_eq(malloc_trim(0), 1);
-  size_t trimmed = cu_rss_bytes();
+  size_t trimmed = rss_resident_bytes();
   cr_assert_lt(trimmed, peak / 10, "after malloc_trim: %zu B of peak %zu B", trimmed, peak);
   sc_trim(); /* whatever emptied while asserting */
   cr_assert_eq(sc_trim(), 0, "a second trim finds nothing left");
@@ -137,12 +137,12 @@ Test(purge, exited_thread_leaves_nothing_after_trim) {
   sc__purge_configure(NEVER_MS, 16);
   in_thread(alloc_and_free_100mib); /* warm up: thread stack, arena, glibc */
   malloc_trim(0);
-  size_t base = cu_rss_bytes();
+  size_t base = rss_resident_bytes();
   in_thread(alloc_and_free_100mib);
-  size_t held = cu_rss_bytes();
+  size_t held = rss_resident_bytes();
   cr_assert_gt(held, base + 90 * MIB, "the exited thread's pages are still held");
   cr_assert_eq(malloc_trim(0), 1);
-  size_t after = cu_rss_bytes();
+  size_t after = rss_resident_bytes();
   cr_assert_lt(after, base + 2 * MIB, "resident after trim: %zu B over the base", after - base);
 }
 
@@ -150,13 +150,13 @@ Test(purge, blocks_freed_after_their_thread_exited_are_returned) {
   sc__purge_configure(NEVER_MS, 16);
   free_list(in_thread(alloc_100mib)); /* warm up */
   malloc_trim(0);
-  size_t base = cu_rss_bytes();
+  size_t base = rss_resident_bytes();
   void *list = in_thread(alloc_100mib);
   free_list(list); /* remote frees into the abandoned arena */
-  cr_assert_gt(cu_rss_bytes(), base + 90 * MIB);
+  cr_assert_gt(rss_resident_bytes(), base + 90 * MIB);
   size_t got = sc_trim();
   cr_assert_geq(got, 90 * MIB, "sc_trim returned %zu B", got);
-  size_t after = cu_rss_bytes();
+  size_t after = rss_resident_bytes();
   cr_assert_lt(after, base + 2 * MIB, "resident after trim: %zu B over the base", after - base);
 }
 
@@ -164,9 +164,9 @@ Test(purge, exiting_thread_returns_what_is_past_the_delay) {
   sc__purge_configure(0, 16);
   free_list(in_thread(alloc_100mib)); /* warm up */
   malloc_trim(0);
-  size_t base = cu_rss_bytes();
+  size_t base = rss_resident_bytes();
   in_thread(alloc_and_free_100mib);
-  size_t after = cu_rss_bytes();
+  size_t after = rss_resident_bytes();
   cr_assert_lt(after, base + 10 * MIB, "resident after exit: %zu B over the base", after - base);
 }
 
@@ -174,14 +174,14 @@ Test(purge, live_threads_tend_abandoned_arenas) {
   sc__purge_configure(0, 64);
   free_list(in_thread(alloc_100mib)); /* warm up */
   malloc_trim(0);
-  size_t base = cu_rss_bytes();
+  size_t base = rss_resident_bytes();
   void *list = in_thread(alloc_100mib); /* its blocks outlive it */
-  cr_assert_gt(cu_rss_bytes(), base + 90 * MIB);
+  cr_assert_gt(rss_resident_bytes(), base + 90 * MIB);
   free_list(list); /* remote frees into the abandoned arena */
   void *ring[32] = {0};
   double ms = light_load(ring, 32, SETTLE_MAX_MS, base + 10 * MIB);
-  cr_assert_leq(ms, SETTLE_MAX_MS, "RSS %zu B over the base after %.0f ms", cu_rss_bytes() - base,
-                ms);
+  cr_assert_leq(ms, SETTLE_MAX_MS, "RSS %zu B over the base after %.0f ms",
+                rss_resident_bytes() - base, ms);
   for (unsigned i = 0; i < 32; i++) free(ring[i]);
 }
 
@@ -216,13 +216,13 @@ Test(purge, purged_pages_are_reused_before_fresh_memory) {
     if (i % 4096 != 0) free(blocks[i]);
   cr_assert_geq(sc_trim(), 28 * MIB);
   sc_purge_stats_t s0 = purge_stats();
-  size_t vm0 = cu_vm_bytes();
+  size_t vm0 = rss_virtual_bytes();
   void *list = alloc_list(24 * MIB, 32); /* another class */
   sc_purge_stats_t s1 = purge_stats();
   cr_assert_geq(s1.pages_reused_after_purge - s0.pages_reused_after_purge, 300,
                 "only %llu purged pages reused",
                 (unsigned long long)(s1.pages_reused_after_purge - s0.pages_reused_after_purge));
-  cr_assert_leq(cu_vm_bytes(), vm0 + 4 * MIB, "fresh segments were mapped instead");
+  cr_assert_leq(rss_virtual_bytes(), vm0 + 4 * MIB, "fresh segments were mapped instead");
   free_list(list);
   for (size_t i = 0; i < n; i += 4096) free(blocks[i]);
   free(blocks);
@@ -476,9 +476,9 @@ static void run_burst(const char *const *env, const char *mib, const char *max_m
   char prog[4096];
   cu_build_path(prog, sizeof(prog), "tests/progs/purge_burst");
   char *argv[] = {prog, (char *)mib, (char *)max_ms, NULL};
-  cu_run_opts_t o = {.preload = true, .timeout_s = 120, .env = env};
-  cu_run_t r;
-  cr_assert(cu_run(&r, argv, &o), "could not run %s", prog);
+  pr_opts_t o = {.preload = true, .timeout_s = 120, .env = env};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o), "could not run %s", prog);
   cr_assert_eq(r.exit_code, 0, "purge_burst: exit %d, stderr: %s", r.exit_code, r.err);
   cr_assert_eq(sscanf(r.out, "peak %zu\nsettled %zu %llu\ntrim %d\ntrimmed %zu", peak, settled,
                       done, trim, trimmed),

@@ -27,6 +27,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "rss.h"
+
 /* A block we hold: chained through its own first word. */
 typedef struct blk_s {
   struct blk_s *next;
@@ -152,17 +154,6 @@ static void *thread_main(void *arg) {
   return NULL;
 }
 
-static size_t vm_bytes(void) {
-  int fd = open("/proc/self/statm", O_RDONLY);
-  if (fd < 0) return 0;
-  char buf[128];
-  ssize_t got = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (got <= 0) return 0;
-  buf[got] = 0;
-  return (size_t)strtoul(buf, NULL, 10) * (size_t)sysconf(_SC_PAGESIZE);
-}
-
 int main(int argc, char **argv) {
   size_t headroom = (argc > 1 ? (size_t)atol(argv[1]) : 24) << 20;
   int nthreads = argc > 2 ? atoi(argv[2]) : 2;
@@ -178,7 +169,7 @@ int main(int argc, char **argv) {
 
   struct rlimit rl;
   getrlimit(RLIMIT_AS, &rl);
-  rl.rlim_cur = vm_bytes() + headroom;
+  rl.rlim_cur = rss_virtual_bytes() + headroom;
   if (setrlimit(RLIMIT_AS, &rl) != 0) {
     perror("oom: setrlimit");
     return 2;

@@ -15,19 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-/** Resident bytes from /proc/self/statm, read without stdio. */
-static size_t rss_bytes(void) {
-  char buf[128];
-  int fd = open("/proc/self/statm", O_RDONLY);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = 0;
-  unsigned long size = 0, resident = 0;
-  if (sscanf(buf, "%lu %lu", &size, &resident) != 2) return 0;
-  return resident * (size_t)sysconf(_SC_PAGESIZE);
-}
+#include "rss.h"
 
 /** Monotonic milliseconds. */
 static unsigned long long now_ms(void) {
@@ -50,7 +38,7 @@ int main(int argc, char **argv) {
     *p = head;
     head = p;
   }
-  size_t peak = rss_bytes();
+  size_t peak = rss_resident_bytes();
   while (head != NULL) {
     void *next = *(void **)head;
     free(head);
@@ -58,18 +46,19 @@ int main(int argc, char **argv) {
   }
   void *ring[32] = {0};
   unsigned long long start = now_ms(), ms = 0, ops = 0;
-  size_t now = rss_bytes();
+  size_t now = rss_resident_bytes();
   while (now >= peak / 10 && ms <= max_ms) {
     for (unsigned k = 0; k < 1024; k++, ops++) {
       free(ring[ops % 32]);
       ring[ops % 32] = malloc(48);
       if (ring[ops % 32] == NULL) return 2;
     }
-    now = rss_bytes();
+    now = rss_resident_bytes();
     ms = now_ms() - start;
   }
   for (unsigned i = 0; i < 32; i++) free(ring[i]);
   int rc = malloc_trim(0);
-  printf("peak %zu\nsettled %zu %llu\ntrim %d\ntrimmed %zu\n", peak, now, ms, rc, rss_bytes());
+  printf("peak %zu\nsettled %zu %llu\ntrim %d\ntrimmed %zu\n", peak, now, ms, rc,
+         rss_resident_bytes());
   return 0;
 }

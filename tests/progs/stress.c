@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rss.h"
+
 #define MAX_SIZE 8192
 #define MAX_THREADS 64
 #define LOCAL_MAX 64
@@ -51,19 +53,6 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static size_t rss_bytes(void) {
-  int fd = open("/proc/self/statm", O_RDONLY);
-  if (fd < 0) return 0;
-  char buf[128];
-  ssize_t got = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (got <= 0) return 0;
-  buf[got] = 0;
-  unsigned long vm = 0, rss = 0;
-  if (sscanf(buf, "%lu %lu", &vm, &rss) != 2) return 0;
-  return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 static uint64_t rnd(uint64_t *s) {
@@ -323,7 +312,7 @@ int main(int argc, char **argv) {
   size_t rss_first = 0, rss_second = 0;
   while (now_s() < end) {
     usleep(10000);
-    size_t rss = rss_bytes();
+    size_t rss = rss_resident_bytes();
     if (now_s() < half) {
       if (rss > rss_first) rss_first = rss;
     } else if (rss > rss_second) {
