@@ -102,10 +102,12 @@ struct sc_class_stats {
 /** Bits of struct sc_stats.tracked: which figures a snapshot measured.
  * Figures that were not tracked read 0 in the struct, null in the JSON and
  * "-" in the text report, which names them. */
-#define SC_TRACKED_COUNTS 0x1u /* blocks, pages, reuse and fresh carves (the default;
-                                  unset only when a dump could not read every page) */
-#define SC_TRACKED_EXACT 0x2u  /* requested bytes, the request histogram, peaks, and
-                                  the system allocator's peak: exact statistics */
+#define SC_TRACKED_COUNTS                                     \
+  0x1u /* blocks, pages, reuse and fresh carves (the default; \
+          unset only when a dump could not read every page) */
+#define SC_TRACKED_EXACT                                     \
+  0x2u /* requested bytes, the request histogram, peaks, and \
+          the system allocator's peak: exact statistics */
 
 /** A snapshot of every statistic the report shows. */
 struct sc_stats {

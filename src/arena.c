@@ -13,8 +13,8 @@
 #include "seam.h"
 
 sc_tls sc_thread_t sc__thread = {
-    .current = {&sc__empty_page, &sc__empty_page, &sc__empty_page, &sc__empty_page,
-                &sc__empty_page, &sc__empty_page, &sc__empty_page},
+    .current = {&sc__empty_page, &sc__empty_page, &sc__empty_page, &sc__empty_page, &sc__empty_page,
+                &sc__empty_page, &sc__empty_page},
     .self = SC_NOT_AN_ARENA,
     .arena = NULL,
 };
@@ -315,13 +315,15 @@ static sc_tls bool thread_exited;
 static void thread_bind(sc_arena_t *a) {
   sc_thread_t *t = &sc__thread;
   t->arena = a;
-  bool fast = a != NULL && sc__features == 0;
-  t->self = fast ? a : SC_NOT_AN_ARENA;
-  for (unsigned c = 0; c < SC_CLASSES; c++) t->current[c] = fast ? a->current[c] : &sc__empty_page;
-  if (a != NULL) {
-    a->thread = fast ? t : NULL;
-    a->bound = 1;
-  }
+  t->self = SC_NOT_AN_ARENA;
+  for (unsigned c = 0; c < SC_CLASSES; c++) t->current[c] = &sc__empty_page;
+  if (a == NULL) return;
+  a->bound = 1;
+  a->thread = NULL;
+  if (sc__features != 0) return;
+  a->thread = t;
+  t->self = a;
+  for (unsigned c = 0; c < SC_CLASSES; c++) t->current[c] = a->current[c];
 }
 
 /** An arena without a thread allocates from no page: its heads lose their

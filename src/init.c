@@ -1,6 +1,6 @@
 /* init.c — process-wide bootstrap: the secrets, which optional features are
- * on (seam.c), fork handlers, the constructor. Everything here is safe to run from inside the first malloc,
- * whichever library or thread makes it. */
+ * on (seam.c), fork handlers, the constructor. Everything here is safe to run from inside the first
+ * malloc, whichever library or thread makes it. */
 #include <pthread.h>
 #include <string.h>
 #include <sys/auxv.h>

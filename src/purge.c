@@ -84,7 +84,7 @@ void sc__purge_stats(sc_purge_stats_t *out) {
 /** Park empty page p (already out of its queue) in the idle list of its class. */
 static void idle_push(sc_arena_t *a, sc_page_t *p, uint64_t now) {
   p->queued = 0;
-  p->used = 0; /* no pin, no trap: the count is zero */
+  p->used = 0;                           /* no pin, no trap: the count is zero */
   p->idle_since_ns = now != 0 ? now : 1; /* non-zero marks an idle page */
   sc__pq_push_back(&a->purge.idle[p->class_idx], p);
   a->purge.idle_pages++;
@@ -155,8 +155,7 @@ void sc__purge_page_emptied(sc_arena_t *a, sc_page_t *page) {
   sc__pq_remove(&a->queues[page->class_idx], page);
   idle_push(a, page, sc__os_now_ns());
   /* Traps are for an arena a thread allocates from, not one being handed on. */
-  if (!a->purge.armed && !a->purge.busy && a->bound && traps_wanted(a))
-    set_traps(a, true);
+  if (!a->purge.armed && !a->purge.busy && a->bound && traps_wanted(a)) set_traps(a, true);
 }
 
 sc_page_t *sc__purge_idle_take(sc_arena_t *a, unsigned c) {

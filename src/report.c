@@ -282,14 +282,16 @@ static void section_tracking(sc_emitter_t *e, const struct sc_stats *st) {
   sc__em_kv(e, "exact_statistics", NULL, sc__ev(SC_EV_COUNT, exact));
   sc__em_kv(e, "counts_complete", NULL, sc__ev(SC_EV_COUNT, counts));
   if (!exact) {
-    sc__em_text(e, "not tracked (\"-\"): requested bytes, utilization, request sizes, peaks and "
-                   "the advisor; exact statistics are off (SIZECLASS_STATS_EXACT=1 or "
-                   "SIZECLASS_STATS turns them on)");
+    sc__em_text(e,
+                "not tracked (\"-\"): requested bytes, utilization, request sizes, peaks and "
+                "the advisor; exact statistics are off (SIZECLASS_STATS_EXACT=1 or "
+                "SIZECLASS_STATS turns them on)");
     sc__em_text_end(e);
   }
   if (!counts) {
-    sc__em_text(e, "incomplete: another thread held the segment lock, some pages' counts are "
-                   "missing from this report");
+    sc__em_text(e,
+                "incomplete: another thread held the segment lock, some pages' counts are "
+                "missing from this report");
     sc__em_text_end(e);
   }
 }

@@ -15,8 +15,8 @@ unsigned sc__meta_pages = 1;
 #define SC_SEGMENT_MAGIC 0x5C5E6A11u
 
 _Static_assert(sizeof(sc_segment_t) <= SC_HEADER_BYTES, "segment header fits its slot");
-_Static_assert(SC_HEADER_BYTES + (SC_PAGES_PER_SEGMENT - SC_META_PAGES_EXACT) *
-                                     SC_REQ_BYTES_PER_PAGE <=
+_Static_assert(SC_HEADER_BYTES +
+                       (SC_PAGES_PER_SEGMENT - SC_META_PAGES_EXACT) * SC_REQ_BYTES_PER_PAGE <=
                    SC_META_PAGES_EXACT * SC_PAGE_SIZE,
                "requested-size arrays fit the metadata pages");
 
@@ -114,6 +114,4 @@ bool sc__segment_walk(sc_arena_t *a, void (*fn)(const sc_page_t *, void *), void
   return true;
 }
 
-void sc__segment_fork_child(void) {
-  atomic_store_explicit(&segment_lock, 0, memory_order_relaxed);
-}
+void sc__segment_fork_child(void) { atomic_store_explicit(&segment_lock, 0, memory_order_relaxed); }

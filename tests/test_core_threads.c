@@ -28,8 +28,8 @@ typedef struct {
 static totals_t totals(void) {
   struct sc_stats st;
   sc_stats_get(&st);
-  totals_t t = {st.totals.allocs, st.totals.frees, st.totals.remote_frees,
-                st.totals.fresh_carves, st.totals.pages};
+  totals_t t = {st.totals.allocs, st.totals.frees, st.totals.remote_frees, st.totals.fresh_carves,
+                st.totals.pages};
   return t;
 }
 

@@ -173,6 +173,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
                    "./share/man/man3/sc_pool_stats.3\n"
                    "./share/man/man3/sc_posix_memalign.3\n"
                    "./share/man/man3/sc_realloc.3\n"
+                   "./share/man/man3/sc_stats_enable_exact.3\n"
                    "./share/man/man3/sc_stats_get.3\n"
                    "./share/man/man3/sc_stats_print.3\n"
                    "./share/man/man3/sc_trim.3\n"

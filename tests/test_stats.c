@@ -274,6 +274,130 @@ static void check_pattern_report(const pattern_t *r, const su_json_t *j) {
   cr_expect_eq(su_ju(j, "0.version"), 1);
 }
 
+/* ---- the default tier: counts exact, per-request figures not tracked ------------- */
+
+/** The pattern run without any SIZECLASS_STATS* variable: its API report
+ * (sc_stats_print) has every block count of the exact run, and shows every
+ * per-request figure as null, never as 0. */
+Test(stats, default_tier_counts_exact_and_untracked_null, .timeout = 60) {
+  char dir[64], prog[256], json[128], text[128], out[128], err[128];
+  su_tmpdir(dir);
+  su_prog(prog, sizeof(prog));
+  snprintf(json, sizeof(json), "%s/api.json", dir);
+  snprintf(text, sizeof(text), "%s/api.txt", dir);
+  snprintf(out, sizeof(out), "%s/out", dir);
+  snprintf(err, sizeof(err), "%s/err", dir);
+  const char *argv[] = {prog, "pattern", text, json, NULL};
+  const char *env[] = {NULL};
+  cr_assert_eq(su_run(argv, env, out, err, 30, true), 0);
+  su_json_t j;
+  su_json_load(&j, json, "one");
+  cr_expect_eq(su_ju(&j, "0.exact_statistics"), 0);
+  cr_expect_eq(su_ju(&j, "0.counts_complete"), 1);
+  const struct {
+    const char *path;
+    const expect_t *e;
+  } cls[] = {{"0.classes.2", &exp64}, {"0.classes.6", &exp1024}, {"0.classes.4", &exp256}};
+  for (size_t i = 0; i < 3; i++) {
+    const char *p = cls[i].path;
+    const expect_t *e = cls[i].e;
+    cr_expect_eq(su_ju(&j, "%s.allocs", p), e->allocs, "%s.allocs", p);
+    cr_expect_eq(su_ju(&j, "%s.frees", p), e->frees, "%s.frees", p);
+    cr_expect_eq(su_ju(&j, "%s.live_blocks", p), e->allocs - e->frees, "%s.live_blocks", p);
+    cr_expect_eq(su_ju(&j, "%s.remote_frees", p), e->remote, "%s.remote_frees", p);
+    cr_expect_eq(su_ju(&j, "%s.fresh_carves", p), e->fresh, "%s.fresh_carves", p);
+    cr_expect_eq(su_ju(&j, "%s.reuse_hits", p), e->allocs - e->fresh, "%s.reuse_hits", p);
+    cr_expect_eq(su_ju(&j, "%s.pages", p), e->pages, "%s.pages", p);
+    cr_expect_eq(su_ju(&j, "%s.live_block_bytes", p), (e->allocs - e->frees) * e->size);
+    static const char *const untracked[] = {"peak_live_blocks",
+                                            "live_requested_bytes",
+                                            "peak_requested_bytes",
+                                            "peak_block_bytes",
+                                            "total_requested_bytes",
+                                            "live_utilization_permille",
+                                            "wasted_bytes",
+                                            "mean_request_bytes",
+                                            "request_histogram",
+                                            "peak_utilization_permille",
+                                            "total_internal_fragmentation_permille"};
+    for (size_t k = 0; k < sizeof(untracked) / sizeof(untracked[0]); k++)
+      cr_expect_str_eq(su_jraw(&j, "%s.%s", p, untracked[k]), "null", "%s.%s", p, untracked[k]);
+  }
+  cr_expect_str_eq(su_jraw(&j, "0.advisor"), "null");
+  cr_expect_str_eq(su_jraw(&j, "0.leaks.requested_bytes"), "null");
+  cr_expect_str_eq(su_jraw(&j, "0.fallback.peak_live_bytes"), "null");
+  cr_expect_eq(su_ju(&j, "0.fallback.allocs"), 4, "the system route is counted in every tier");
+  cr_expect_eq(su_ju(&j, "0.fallback.frees"), 1);
+  su_json_free(&j);
+  /* The text form names what was not tracked and shows "-", not 0. */
+  char *t = su_read(text);
+  cr_assert_not_null(t);
+  cr_expect_not_null(strstr(t, "not tracked (\"-\"): requested bytes"), "%s", t);
+  cr_expect_null(strstr(t, "advisor:"), "no advisor without request sizes");
+  free(t);
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+  cr_expect_eq(system(cmd), 0);
+}
+
+/** SIZECLASS_STATS_EXACT=1 switches exact statistics on without a report. */
+Test(stats, exact_by_environment_without_report, .timeout = 60) {
+  char dir[64], prog[256], json[128], text[128], out[128], err[128];
+  su_tmpdir(dir);
+  su_prog(prog, sizeof(prog));
+  snprintf(json, sizeof(json), "%s/api.json", dir);
+  snprintf(text, sizeof(text), "%s/api.txt", dir);
+  snprintf(out, sizeof(out), "%s/out", dir);
+  snprintf(err, sizeof(err), "%s/err", dir);
+  const char *argv[] = {prog, "pattern", text, json, NULL};
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  cr_assert_eq(su_run(argv, env, out, err, 30, true), 0);
+  su_json_t j;
+  su_json_load(&j, json, "one");
+  cr_expect_eq(su_ju(&j, "0.exact_statistics"), 1);
+  check_class(&j, "0.classes.2", &exp64);
+  check_class(&j, "0.classes.6", &exp1024);
+  su_json_free(&j);
+  char *e = su_read(err);
+  cr_expect_str_eq(e, "", "no report at exit: %s", e);
+  free(e);
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+  cr_expect_eq(system(cmd), 0);
+}
+
+/** sc_stats_enable_exact: on before the first allocation, refused after. */
+static void enable_case(const char *when, uint64_t want) {
+  char dir[64], prog[256], json[128], out[128], err[128];
+  su_tmpdir(dir);
+  su_prog(prog, sizeof(prog));
+  snprintf(json, sizeof(json), "%s/api.json", dir);
+  snprintf(out, sizeof(out), "%s/out", dir);
+  snprintf(err, sizeof(err), "%s/err", dir);
+  const char *argv[] = {prog, "enable", when, json, NULL};
+  const char *env[] = {NULL};
+  cr_assert_eq(su_run(argv, env, out, err, 30, true), 0);
+  char *o = su_read(out);
+  cr_assert_not_null(o);
+  cr_expect_eq(su_said(o, "enable"), want, "%s: %s", when, o);
+  free(o);
+  su_json_t j;
+  su_json_load(&j, json, "one");
+  cr_expect_eq(su_ju(&j, "0.exact_statistics"), want, "%s", when);
+  if (want)
+    cr_expect_eq(su_ju(&j, "0.classes.2.total_requested_bytes"), 10 * 40);
+  else
+    cr_expect_str_eq(su_jraw(&j, "0.classes.2.total_requested_bytes"), "null");
+  cr_expect_eq(su_ju(&j, "0.classes.2.live_blocks"), want ? 5 : 15, "%s", when);
+  su_json_free(&j);
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+  cr_expect_eq(system(cmd), 0);
+}
+
+Test(stats, enable_exact_before_first_allocation, .timeout = 60) { enable_case("first", 1); }
+Test(stats, enable_exact_too_late_changes_nothing, .timeout = 60) { enable_case("late", 0); }
+
 Test(stats, exact_numbers_json, .timeout = 60) {
   pattern_t r;
   pattern_run(&r);
@@ -919,6 +1043,8 @@ Test(stats, api_get_and_print, .timeout = 30) {
   cr_expect_eq(b->reuse_hits + b->fresh_carves, b->allocs);
   cr_expect_eq(b->capacity_blocks, b->pages * 64);
   cr_expect_eq(s[1].totals.allocs, s[2].totals.allocs, "sc_stats_print allocated");
+  cr_expect_eq(s[1].tracked, SC_TRACKED_COUNTS | SC_TRACKED_EXACT,
+               "sizeclass_options switched exact statistics on");
   cr_expect_eq(s[1].fallback.allocs, s[2].fallback.allocs, "sc_stats_print allocated");
   cr_expect_eq(s[1].process.pid, (uint64_t)pid);
   su_json_t j;

@@ -15,6 +15,11 @@
  *                                      raise SIG, while a thread allocates 8 B
  *   stats_pattern frames               10 frames of 5 x 40 B allocated and
  *                                      freed, each closed by sc_frame_mark
+ *   stats_pattern enable first|late JSON
+ *                                      sc_stats_enable_exact() before any
+ *                                      allocation (first) or after 10 (late),
+ *                                      prints "enable 0|1", then 10 x 40 B,
+ *                                      5 freed, and the report into JSON
  *
  * The pattern: main allocates 1000 x 40 B (class 64) and 300 x 700 B (class
  * 1024); thread B frees the first 250 and 75 of them (remote frees),
@@ -30,6 +35,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +214,17 @@ int main(int argc, char **argv) {
       free_range(r40, 0, 5);
       mark();
     }
+    return 0;
+  }
+  if (strcmp(mode, "enable") == 0 && argc > 3) {
+    bool (*enable)(void) = (bool (*)(void))dlsym(RTLD_DEFAULT, "sc_stats_enable_exact");
+    if (enable == NULL) return 4;
+    bool late = strcmp(argv[2], "late") == 0;
+    if (late) alloc_n(a40, 10, 40);
+    say(enable() ? "enable 1\n" : "enable 0\n");
+    alloc_n(r40, 10, 40);
+    free_range(r40, 0, 5);
+    api_print(argv[3], 1);
     return 0;
   }
   if (strcmp(mode, "signal") == 0 && argc > 2) {
