@@ -1,9 +1,13 @@
 # bench.mk — the benchmark suite (issue 4).
 #   make bench [QUICK=1] [RUNS=n] [ONLY=regex] [SECTIONS=main,stats,harden,footprint] [FP_RUNS=n]
 #                                                run every benchmark under glibc, jemalloc,
-#                                                mimalloc, tcmalloc and libsizeclass; footprint:
-#                                                peak and settled RSS (issue 7), FP_RUNS runs
-#   make bench-instr                             instructions per malloc+free pair (callgrind)
+#                                                mimalloc, tcmalloc and libsizeclass in both
+#                                                tiers (default; SIZECLASS_STATS=/dev/null):
+#                                                time, peak RSS, minor faults, system time;
+#                                                footprint: peak and settled RSS (issue 7),
+#                                                FP_RUNS runs
+#   make bench-instr                             instructions per malloc+free pair (callgrind),
+#                                                both tiers, LIFO and random order
 #   make bench-progs                             just build build/bench/*
 #   make bench-noharden                          the SC_HARDEN=0 library in build/noharden/
 # Benchmark programs are plain C (bench/*.c) or C++ (bench/*.cc) linked with

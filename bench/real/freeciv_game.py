@@ -17,7 +17,11 @@ allocator under which the game played differently.
 
 The server refuses to run as root: as root it is started through
 `setpriv` as nobody (a plain unprivileged exec, so LD_PRELOAD still
-applies); `env` puts the preload on the server alone."""
+applies); `env` puts the preload on the server alone. The library is
+preloaded from a copy in the game's scratch directory, which nobody can
+read wherever the build tree lives; ld.so ignores a preload it cannot open
+(with a message), so such a message fails the run rather than let it
+measure glibc."""
 import hashlib
 import os
 import shutil
@@ -68,6 +72,9 @@ def run(turns, env, preload):
         argv = []
         if os.geteuid() == 0:
             argv += ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        if preload:
+            preload = shutil.copy(preload, os.path.join(work, os.path.basename(preload)))
+            os.chmod(preload, 0o755)
         argv += ["/usr/bin/env"] + (["LD_PRELOAD=" + preload] if preload else [])
         argv += [SERVER, "-A", "none", "-b", "127.0.0.1", "-p", str(free_port()), "-e",
                  "-r", "auto.serv", "-d", "n"]
@@ -84,9 +91,12 @@ def run(turns, env, preload):
         code = os.waitstatus_to_exitcode(status)
         score = os.path.join(work, "freeciv-score.log")
         log = open(score).read() if os.path.exists(score) else ""
+        with open(os.path.join(work, "console.txt"), errors="replace") as f:
+            console = f.read()
+        if "cannot be preloaded" in console:
+            raise RuntimeError("the preload did not load:\n%s" % console[:1000])
         if code != 0 or last_turn(log) != turns + 1:
-            with open(os.path.join(work, "console.txt")) as f:
-                tail = f.read()[-2000:]
+            tail = console[-2000:]
             raise RuntimeError("freeciv-server exit %d, score log ends at turn %d (want %d):\n%s"
                                % (code, last_turn(log), turns + 1, tail))
         return dt, ru, log

@@ -142,10 +142,16 @@ def run(requests, env, preload):
     senv["LD_PRELOAD"] = (preload + " " if preload else "") + "libc.so.6"
     argv = [SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--daemonize", "no", "--dir", work, "--logfile", "", "--loglevel", "warning"]
-    server = subprocess.Popen(argv, env=senv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    errpath = os.path.join(work, "server.err")
+    with open(errpath, "w") as err:
+        server = subprocess.Popen(argv, env=senv, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=err)
     ru = None
     try:
         wait_ready(port, server)
+        with open(errpath, errors="replace") as f:
+            if "cannot be preloaded" in f.read():  # ld.so ignored it: this would be glibc
+                raise RuntimeError("the preload did not load: %s" % preload)
         cargv = [CLIENT, "-h", "127.0.0.1", "-p", str(port), "-c", "20", "-n", str(requests),
                  "-r", "100000", "-d", "64", "-t", TESTS, "--csv"]
         t0 = time.perf_counter_ns()

@@ -153,7 +153,7 @@ def main():
             result(name, dt / 1e3 / requests, "us/req", requests, redis_kv.checksum(text), ru)
         else:
             run_program(name, size, env, preload)
-    except RuntimeError as e:
+    except (RuntimeError, OSError) as e:
         sys.exit("run_real.py: %s: %s" % (name, e))
 
 
