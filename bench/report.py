@@ -338,7 +338,26 @@ def footprint_table(data, order, runs):
             else:
                 out.append("- %s: holds" % title)
         out.append("")
-    return out
+    return out + footprint_costs(sec, benches, allocs)
+
+
+def footprint_costs(sec, benches, allocs):
+    """Minor page faults and system time of the footprint runs: what giving
+    memory back and taking it again cost (medians per allocator)."""
+    sums = {(b, a): summary(sec[b].get(a, [])) for b in benches for a in allocs}
+    if all(x.minflt is None for x in sums.values()):
+        return []
+    out = ["Minor page faults and system time (ms) of the same runs (getrusage of the "
+           "process), medians:", ""]
+    out.append("| allocator |" + "".join(" %s faults | %s system |" % (b, b) for b in benches))
+    out.append("|---|" + "---:|---:|" * len(benches))
+    for a in allocs:
+        row = [a]
+        for b in benches:
+            x = sums[b, a]
+            row += [count(x.minflt), fmt(x.stime) if x.stime is not None else "–"]
+        out.append("| " + " | ".join(row) + " |")
+    return out + [""]
 
 
 def checksum_problems(data):
