@@ -2,12 +2,12 @@
  * generator, a clock, block stamping and checking (so a broken allocator
  * cannot look fast), option parsing and the one RESULT line the runner
  * reads. Benchmarks are ordinary programs linked against nothing but libc;
- * the runner picks the allocator with LD_PRELOAD. */
+ * the runner picks the allocator with LD_PRELOAD. The header compiles as C
+ * and as C++ (the .cc benchmarks), so both kinds share one harness. */
 #ifndef BENCH_H
 #define BENCH_H
 
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +17,18 @@
 #include <unistd.h>
 
 #include "../tests/rss.h"
+
+/* C11 and C++ spell thread-local and atomic storage differently; the atomic
+ * free functions used here (atomic_fetch_add, atomic_load) exist in both. */
+#ifdef __cplusplus
+#include <atomic>
+#define BENCH_TLS thread_local
+typedef std::atomic<uint64_t> bench_atomic_u64;
+#else
+#include <stdatomic.h>
+#define BENCH_TLS _Thread_local
+typedef _Atomic uint64_t bench_atomic_u64;
+#endif
 
 /* ---- random numbers: xorshift64*, independent of addresses ------------- */
 
@@ -98,10 +110,10 @@ static inline void bench_sleep_until(uint64_t deadline_ns) {
  * environment corrupts the k-th stamped block on purpose, so a test can
  * prove the checks fire. */
 
-extern _Thread_local uint64_t bench_stamped;  /* blocks this thread stamped */
-extern _Thread_local uint64_t bench_checksum; /* sum of tags this thread checked */
-extern uint64_t bench_corrupt_k;              /* BENCH_CORRUPT, 0 = never */
-extern _Atomic uint64_t bench_checksum_all;   /* checksums of finished threads */
+extern BENCH_TLS uint64_t bench_stamped;    /* blocks this thread stamped */
+extern BENCH_TLS uint64_t bench_checksum;   /* sum of tags this thread checked */
+extern uint64_t bench_corrupt_k;            /* BENCH_CORRUPT, 0 = never */
+extern bench_atomic_u64 bench_checksum_all; /* checksums of finished threads */
 
 /** Add this thread's checksum to the process total; call as a thread ends. */
 static inline void bench_thread_done(void) {
@@ -143,7 +155,7 @@ static inline void bench_check(const void *p, size_t n, uint64_t tag) {
 
 /** Full fill: every 8-byte word (and the tail bytes) derived from tag. */
 static inline void bench_fill(void *p, size_t n, uint64_t tag) {
-  unsigned char *b = p;
+  unsigned char *b = (unsigned char *)p;
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t w = tag + i * 0x9E3779B97F4A7C15ull;
@@ -155,7 +167,7 @@ static inline void bench_fill(void *p, size_t n, uint64_t tag) {
 
 /** Check a full fill made with (n, tag). */
 static inline void bench_verify(const void *p, size_t n, uint64_t tag) {
-  const unsigned char *b = p;
+  const unsigned char *b = (const unsigned char *)p;
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t w, want = tag + i * 0x9E3779B97F4A7C15ull;
@@ -199,20 +211,29 @@ static inline void bench_init(void) {
 }
 
 /** The line the runner parses: the metric (lower is better), its unit, the
- * operations it was measured over, the checksum and this process's peak RSS. */
+ * operations it was measured over, the checksum, and from getrusage of this
+ * process (all its threads, from exec on): peak RSS, minor page faults
+ * (first touches of fresh pages, the cost of memory an allocator gave back
+ * and takes again) and system time in ms (mmap, munmap, madvise, brk and
+ * the faults themselves). */
 static inline void bench_result(const char *name, double metric, const char *unit, uint64_t ops) {
   bench_thread_done();
-  printf("RESULT bench=%s metric=%.3f unit=%s ops=%llu checksum=%016llx rss_kb=%ld\n", name, metric,
-         unit, (unsigned long long)ops, (unsigned long long)atomic_load(&bench_checksum_all),
-         bench_peak_rss_kb());
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf(
+      "RESULT bench=%s metric=%.3f unit=%s ops=%llu checksum=%016llx rss_kb=%ld minflt=%ld "
+      "stime_ms=%.1f\n",
+      name, metric, unit, (unsigned long long)ops,
+      (unsigned long long)atomic_load(&bench_checksum_all), ru.ru_maxrss, ru.ru_minflt,
+      (double)ru.ru_stime.tv_sec * 1e3 + (double)ru.ru_stime.tv_usec / 1e3);
   fflush(stdout);
 }
 
 /** Defines the globals above; expand once per program. */
-#define BENCH_GLOBALS                    \
-  _Thread_local uint64_t bench_stamped;  \
-  _Thread_local uint64_t bench_checksum; \
-  uint64_t bench_corrupt_k;              \
-  _Atomic uint64_t bench_checksum_all;
+#define BENCH_GLOBALS                \
+  BENCH_TLS uint64_t bench_stamped;  \
+  BENCH_TLS uint64_t bench_checksum; \
+  uint64_t bench_corrupt_k;          \
+  bench_atomic_u64 bench_checksum_all;
 
 #endif /* BENCH_H */

@@ -2,11 +2,17 @@
 print it) and the chart latest.png. Called by scripts/bench.sh.
 
 Raw rows (tab-separated): section, benchmark, unit, allocator, run, metric
-(lower is better; FAIL for a failed run), peak RSS in KiB, checksum.
-Sections: main (every allocator), stats (libsizeclass with and without
-SIZECLASS_STATS), harden (hardened vs SC_HARDEN=0), footprint (every
-allocator plus glibc and libsizeclass calling malloc_trim; the metric is the
-settled RSS in KiB, the RSS column the peak).
+(lower is better; FAIL for a failed run), peak RSS in KiB, checksum, minor
+page faults, system time in ms, and the benchmark's EXTRA figures
+("k=v k=v", or -). Rows of 8 fields (older runs) have no faults, system
+time or extras.
+Sections: main (every allocator, and libsizeclass+stats: the library with
+SIZECLASS_STATS=/dev/null, its exact-statistics tier), stats (libsizeclass
+with and without SIZECLASS_STATS), harden (hardened vs SC_HARDEN=0),
+footprint (every allocator plus glibc and libsizeclass calling malloc_trim;
+the metric is the settled RSS in KiB, the RSS column the peak).
+The targets of the issues are checked in report_targets.py; the tables of
+single benchmarks' own figures (frame-latency, redis) are in report_extra.py.
 
 Exit status 1 when a run failed or when the runs of one benchmark disagree
 on the checksum of what they computed (an allocator corrupted something)."""
@@ -16,42 +22,76 @@ import datetime
 import statistics
 import sys
 
+import report_extra
+import report_targets
+
 PEERS = ["glibc", "jemalloc", "mimalloc", "tcmalloc"]
 OURS = "libsizeclass"
-SPEED_TARGETS = ("frame-burst", "micro-")  # faster than every peer
-XTHREAD = "xthread-"  # at least jemalloc's throughput
+EXACT = OURS + "+stats"  # the exact-statistics tier (SIZECLASS_STATS set)
 RSS_SLACK = 1.25  # peak RSS within 1.25x of the best peer
 TRIM = "+malloc_trim"  # footprint labels of allocators that call malloc_trim(0)
 FP_ORDER = ["glibc", "glibc" + TRIM, "jemalloc", "mimalloc", "tcmalloc", OURS, OURS + TRIM]
 
+# One run: metric (None: failed), peak RSS KiB, checksum, minor faults and
+# system time ms (None: not recorded), extras {key: float}.
+Run = collections.namedtuple("Run", "value rss checksum minflt stime extra")
+# Medians of one allocator's successful runs; fails counts the others.
+Summary = collections.namedtuple("Summary", "med lo hi rss fails minflt stime")
+
+
+def number(text):
+    return None if text in ("-", "", "?") else float(text)
+
+
+def parse_extra(text):
+    """{key: float} from "k=v k=v" (values that are not numbers are dropped)."""
+    out = {}
+    for item in text.split():
+        k, _, v = item.partition("=")
+        try:
+            out[k] = float(v)
+        except ValueError:
+            pass
+    return out
+
 
 def load(path):
-    """{section: {bench: {alloc: [(metric or None, rss, checksum)]}}}, units, order."""
+    """{section: {bench: {alloc: [Run]}}}, units, order."""
     data = collections.defaultdict(lambda: collections.defaultdict(lambda: collections.defaultdict(list)))
     units, order = {}, collections.defaultdict(list)
     with open(path) as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
-            if len(parts) != 8:
+            if len(parts) == 8:
+                parts += ["-", "-", "-"]
+            if len(parts) != 11:
                 continue
-            section, bench, unit, alloc, _run, metric, rss, checksum = parts
+            section, bench, unit, alloc, _run, metric, rss, checksum, minflt, stime, extra = parts
             if bench not in order[section]:
                 order[section].append(bench)
             if unit != "?":
                 units[bench] = unit
             value = None if metric == "FAIL" else float(metric)
-            data[section][bench][alloc].append((value, int(rss), checksum))
+            data[section][bench][alloc].append(
+                Run(value, int(rss), checksum, number(minflt), number(stime), parse_extra(extra)))
     return data, units, order
 
 
+def median_of(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
 def summary(runs):
-    """(median, min, max, median rss KiB, failures) of one allocator's runs."""
-    vals = [v for v, _, _ in runs if v is not None]
-    rss = [r for v, r, _ in runs if v is not None]
-    fails = len(runs) - len(vals)
-    if not vals:
-        return None, None, None, None, fails
-    return statistics.median(vals), min(vals), max(vals), statistics.median(rss), fails
+    """Summary of one allocator's runs (medians over the successful ones)."""
+    ok = [r for r in runs if r.value is not None]
+    fails = len(runs) - len(ok)
+    if not ok:
+        return Summary(None, None, None, None, fails, None, None)
+    vals = [r.value for r in ok]
+    return Summary(statistics.median(vals), min(vals), max(vals),
+                   statistics.median([r.rss for r in ok]), fails,
+                   median_of([r.minflt for r in ok]), median_of([r.stime for r in ok]))
 
 
 def fmt(x):
@@ -64,7 +104,7 @@ def fmt(x):
 
 
 def cell(s):
-    med, lo, hi, _, fails = s
+    med, lo, hi, fails = s.med, s.lo, s.hi, s.fails
     if med is None:
         return "FAIL"
     text = "%s (%s–%s)" % (fmt(med), fmt(lo), fmt(hi))
@@ -91,69 +131,114 @@ def rfmt(r, bold_below=None):
     return "**%s**" % text if bold_below is not None and r < bold_below else text
 
 
-def main_tables(data, units, order):
-    """The time and RSS tables of the main section, and the target check."""
-    sec = data["main"]
-    allocs = [a for a in PEERS + [OURS] if any(a in sec[b] for b in order["main"])]
-    peers = [a for a in allocs if a != OURS]
-    out = ["## Time (median of runs, min–max; lower is better)", ""]
-    out.append("| benchmark | unit | " + " | ".join(allocs) + " | "
-               + " | ".join("sc/%s" % p for p in peers) + " |")
-    out.append("|---|---|" + "---:|" * len(allocs) + "---:|" * len(peers))
-    sums = {}
-    for b in order["main"]:
-        s = {a: summary(sec[b][a]) for a in allocs}
-        sums[b] = s
-        row = [b, units.get(b, "?")] + [cell(s[a]) for a in allocs]
-        row += [rfmt(ratio(s[OURS][0], s[p][0]), 1.0) for p in peers]
-        out.append("| " + " | ".join(row) + " |")
-    out += ["", "Ratios are libsizeclass's median over the peer's: below 1.00 (bold) we are faster.", ""]
-    out += ["## Peak RSS (MiB, median of runs; lower is better)", ""]
-    out.append("| benchmark | " + " | ".join(allocs) + " | sc/best peer |")
-    out.append("|---|" + "---:|" * len(allocs) + "---:|")
-    for b in order["main"]:
+def count(x):
+    """A count (page faults) in 3 significant digits, k and M for thousands
+    and millions."""
+    if x is None:
+        return "–"
+    if x >= 1e6:
+        return "%.2fM" % (x / 1e6)
+    if x >= 1e4:
+        return "%.0fk" % (x / 1e3)
+    if x >= 1e3:
+        return "%.1fk" % (x / 1e3)
+    return "%d" % x
+
+
+def best_of(s, peers, field):
+    """The lowest median of `field` among the peers, or None."""
+    return min((getattr(s[p], field) for p in peers if getattr(s[p], field) is not None),
+               default=None)
+
+
+def per_alloc_table(title, note, benches, sums, allocs, field, show, ratios):
+    """One figure per allocator and benchmark, then ratio columns:
+    ratios is [(header, ours, peer or "best")]."""
+    out = ["## %s" % title, "", note, ""]
+    out.append("| benchmark | " + " | ".join(allocs) + " | "
+               + " | ".join(h for h, _, _ in ratios) + " |")
+    out.append("|---|" + "---:|" * (len(allocs) + len(ratios)))
+    peers = [a for a in allocs if a in PEERS]
+    for b in benches:
         s = sums[b]
-        best = min((s[p][3] for p in peers if s[p][3] is not None), default=None)
-        row = [b] + [mib(s[a][3]) if s[a][3] is not None else "FAIL" for a in allocs]
-        row.append(rfmt(ratio(s[OURS][3], best)))
+        row = [b] + [show(getattr(s[a], field)) if s[a].med is not None else "FAIL"
+                     for a in allocs]
+        for _, ours, peer in ratios:
+            base = best_of(s, peers, field) if peer == "best" else getattr(s[peer], field)
+            row.append(rfmt(ratio(getattr(s[ours], field), base)))
         out.append("| " + " | ".join(row) + " |")
-    out.append("")
-    out += targets(sums, peers)
-    return out, sums, allocs
-
-
-def targets(sums, peers):
-    """Issue 4's targets, each marked holds or missed with the numbers."""
-    out = ["## Targets (issue 4)", ""]
-    slow, xth, fat = [], [], []
-    for b, s in sums.items():
-        ours = s[OURS]
-        if ours[0] is None:
-            continue
-        if b.startswith(SPEED_TARGETS):
-            for p in peers:
-                r = ratio(ours[0], s[p][0])
-                if r is not None and r >= 1.0:
-                    slow.append("%s vs %s %.2f" % (b, p, r))
-        if b.startswith(XTHREAD) and "jemalloc" in s:
-            r = ratio(ours[0], s["jemalloc"][0])
-            if r is not None and r > 1.0:
-                xth.append("%s %.2f" % (b, r))
-        best = min((s[p][3] for p in peers if s[p][3] is not None), default=None)
-        r = ratio(ours[3], best)
-        if r is not None and r > RSS_SLACK:
-            fat.append("%s %.2f" % (b, r))
-
-    def line(title, misses):
-        if misses:
-            return "- %s: **missed** — %s" % (title, "; ".join(misses))
-        return "- %s: holds" % title
-
-    out.append(line("frame-burst and micro faster than every peer (time ratio < 1.00)", slow))
-    out.append(line("cross-thread at least jemalloc's throughput (ratio to jemalloc <= 1.00)", xth))
-    out.append(line("peak RSS within %.2fx of the best peer" % RSS_SLACK, fat))
     out.append("")
     return out
+
+
+def main_tables(data, units, order):
+    """The main section's tables: time (both tiers against the peers), peak
+    RSS, minor page faults and system time. Returns (lines, summaries,
+    allocators)."""
+    sec = data["main"]
+    benches = order["main"]
+    allocs = [a for a in PEERS + [OURS, EXACT] if any(a in sec[b] for b in benches)]
+    peers = [a for a in allocs if a in PEERS]
+    ours = [a for a in (OURS, EXACT) if a in allocs]
+    sums = {b: {a: summary(sec[b].get(a, [])) for a in allocs} for b in benches}
+
+    out = ["## Time (median of runs, min–max; lower is better)", ""]
+    if EXACT in allocs:
+        out += ["`%s`: the same library with `SIZECLASS_STATS=/dev/null` (the exact-statistics "
+                "tier: per-request accounting on, report written at exit), in the same "
+                "interleaved rounds." % EXACT, ""]
+    lead = OURS if OURS in allocs else (ours[0] if ours else None)
+    head_ratios = [p for p in peers] if lead else []
+    out.append("| benchmark | unit | " + " | ".join(allocs) + " | "
+               + " | ".join("sc/%s" % p for p in head_ratios) + " |")
+    out.append("|---|---|" + "---:|" * (len(allocs) + len(head_ratios)))
+    for b in benches:
+        s = sums[b]
+        row = [b, units.get(b, "?")] + [cell(s[a]) for a in allocs]
+        row += [rfmt(ratio(s[lead].med, s[p].med), 1.0) for p in head_ratios]
+        out.append("| " + " | ".join(row) + " |")
+    out += ["", "Ratios are libsizeclass's median over the peer's: below 1.00 (bold) we are faster.",
+            ""]
+    if EXACT in allocs and OURS in allocs:
+        out += ["### Exact-statistics tier: time ratios", ""]
+        out.append("| benchmark | stats/default | " + " | ".join("stats/%s" % p for p in peers)
+                   + " |")
+        out.append("|---|---:|" + "---:|" * len(peers))
+        for b in benches:
+            s = sums[b]
+            row = [b, rfmt(ratio(s[EXACT].med, s[OURS].med))]
+            row += [rfmt(ratio(s[EXACT].med, s[p].med), 1.0) for p in peers]
+            out.append("| " + " | ".join(row) + " |")
+        out += ["", "`stats/default`: %s's median over libsizeclass's (the cost of exact "
+                "statistics); `stats/peer`: %s's over the peer's." % (EXACT, EXACT), ""]
+
+    rss_ratios = [("%s/best peer" % ("sc" if o == OURS else "stats"), o, "best") for o in ours]
+    out += per_alloc_table("Peak RSS (MiB, median of runs; lower is better)",
+                           "getrusage's `ru_maxrss` of the benchmark process (real programs: "
+                           "of the measured program; redis: of the server).",
+                           benches, sums, allocs, "rss", lambda v: mib(v) if v else "–",
+                           rss_ratios)
+    if any(s[a].minflt is not None for s in sums.values() for a in allocs):
+        fault_ratios = []
+        for o in ours:
+            tag = "sc" if o == OURS else "stats"
+            if "glibc" in peers:
+                fault_ratios.append(("%s/glibc" % tag, o, "glibc"))
+            fault_ratios.append(("%s/best peer" % tag, o, "best"))
+        out += per_alloc_table(
+            "Minor page faults (median of runs; lower is better)",
+            "getrusage's `ru_minflt` of the same process: pages the kernel had to map on a "
+            "first touch (memory an allocator took fresh from the kernel, or gave back and "
+            "touched again).", benches, sums, allocs, "minflt", count, fault_ratios)
+        time_ratios = [("%s/glibc" % ("sc" if o == OURS else "stats"), o, "glibc")
+                       for o in ours if "glibc" in peers]
+        out += per_alloc_table(
+            "System time (ms, median of runs; lower is better)",
+            "getrusage's `ru_stime` of the same process: time in the kernel (mmap, munmap, "
+            "madvise, brk, page faults, futex waits; for redis also its network I/O).",
+            benches, sums, allocs, "stime", lambda v: fmt(v) if v is not None else "–",
+            time_ratios)
+    return out, sums, allocs
 
 
 def variant_table(data, units, order, section, title, cheap, costly, note):
@@ -253,7 +338,26 @@ def footprint_table(data, order, runs):
             else:
                 out.append("- %s: holds" % title)
         out.append("")
-    return out
+    return out + footprint_costs(sec, benches, allocs)
+
+
+def footprint_costs(sec, benches, allocs):
+    """Minor page faults and system time of the footprint runs: what giving
+    memory back and taking it again cost (medians per allocator)."""
+    sums = {(b, a): summary(sec[b].get(a, [])) for b in benches for a in allocs}
+    if all(x.minflt is None for x in sums.values()):
+        return []
+    out = ["Minor page faults and system time (ms) of the same runs (getrusage of the "
+           "process), medians:", ""]
+    out.append("| allocator |" + "".join(" %s faults | %s system |" % (b, b) for b in benches))
+    out.append("|---|" + "---:|---:|" * len(benches))
+    for a in allocs:
+        row = [a]
+        for b in benches:
+            x = sums[b, a]
+            row += [count(x.minflt), fmt(x.stime) if x.stime is not None else "–"]
+        out.append("| " + " | ".join(row) + " |")
+    return out + [""]
 
 
 def checksum_problems(data):
@@ -261,7 +365,7 @@ def checksum_problems(data):
     bad = []
     for section, benches in data.items():
         for b, per_alloc in benches.items():
-            sums = {c for runs in per_alloc.values() for v, _, c in runs if v is not None}
+            sums = {r.checksum for runs in per_alloc.values() for r in runs if r.value is not None}
             if len(sums) > 1:
                 bad.append("%s/%s: %s" % (section, b, ", ".join(sorted(sums))))
     return bad
@@ -280,7 +384,7 @@ def chart(path, sums, allocs, order):
     fig, axes = plt.subplots(2, 1, figsize=(max(10, 0.9 * len(benches) + 3), 9), sharex=True)
     width = 0.8 / len(allocs)
     colors = {"glibc": "#999999", "jemalloc": "#4c72b0", "mimalloc": "#55a868",
-              "tcmalloc": "#c44e52", OURS: "#dd8452"}
+              "tcmalloc": "#c44e52", OURS: "#dd8452", EXACT: "#f5c08a"}
     for ax, idx, label in ((axes[0], 0, "time / glibc (lower is better)"),
                            (axes[1], 3, "peak RSS / glibc (lower is better)")):
         for k, a in enumerate(allocs):
@@ -334,8 +438,12 @@ def main():
     if "main" in data:
         body, sums, allocs = main_tables(data, units, order)
         md += body
+        md += report_extra.latency_table(data["main"], allocs)
+        md += report_extra.kv_table(data["main"], allocs)
+        md += report_targets.all_targets(sums, [a for a in allocs if a in PEERS],
+                                         report_extra.latency_medians(data["main"], allocs))
     md += variant_table(data, units, order, "stats", "Statistics overhead (issue 3)",
-                        OURS, OURS + "+stats",
+                        OURS, EXACT,
                         "libsizeclass without and with `SIZECLASS_STATS=/dev/null` (the report "
                         "is built and written at exit), same run, interleaved. Issue 3's target: "
                         "under 3 %.")
@@ -346,7 +454,7 @@ def main():
     md += footprint_table(data, order, args.fp_runs)
     bad = checksum_problems(data)
     fails = sum(1 for sec in data.values() for b in sec.values() for runs in b.values()
-                for v, _, _ in runs if v is None)
+                for r in runs if r.value is None)
     if bad:
         md += ["## Checksum mismatches", ""] + ["- " + x for x in bad] + [""]
     text = "\n".join(md)

@@ -1,19 +1,29 @@
 # bench.mk — the benchmark suite (issue 4).
 #   make bench [QUICK=1] [RUNS=n] [ONLY=regex] [SECTIONS=main,stats,harden,footprint] [FP_RUNS=n]
 #                                                run every benchmark under glibc, jemalloc,
-#                                                mimalloc, tcmalloc and libsizeclass; footprint:
-#                                                peak and settled RSS (issue 7), FP_RUNS runs
-#   make bench-instr                             instructions per malloc+free pair (callgrind)
+#                                                mimalloc, tcmalloc and libsizeclass in both
+#                                                tiers (default; SIZECLASS_STATS=/dev/null):
+#                                                time, peak RSS, minor faults, system time;
+#                                                footprint: peak and settled RSS (issue 7),
+#                                                FP_RUNS runs
+#   make bench-instr                             instructions per malloc+free pair (callgrind),
+#                                                both tiers, LIFO and random order
 #   make bench-progs                             just build build/bench/*
 #   make bench-noharden                          the SC_HARDEN=0 library in build/noharden/
-# Benchmark programs are plain C linked with nothing but libc: the runner
-# chooses the allocator with LD_PRELOAD. Builtin malloc/free are off so the
+# Benchmark programs are plain C (bench/*.c) or C++ (bench/*.cc) linked with
+# nothing but libc and libstdc++: the runner chooses the allocator with
+# LD_PRELOAD (operator new reaches it through libstdc++'s malloc). Builtin
+# malloc/free are off, and for C++ the removal of new/delete pairs, so the
 # compiler cannot elide or merge the calls being measured.
 
 BENCH_SRCS := $(wildcard bench/*.c)
-BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+BENCH_CXX_SRCS := $(wildcard bench/*.cc)
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS)) \
+              $(patsubst bench/%.cc,$(BUILD)/bench/%,$(BENCH_CXX_SRCS))
 CFLAGS_BENCH := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -fno-builtin-malloc -fno-builtin-free \
                 -fno-builtin-calloc -fno-builtin-realloc $(EXTRA_CFLAGS)
+CXXFLAGS_BENCH := -std=gnu++17 -O2 -g $(WARN) -D_GNU_SOURCE -fno-builtin-malloc \
+                  -fno-builtin-free -fno-allocation-dce $(EXTRA_CXXFLAGS)
 BENCH_NOHARDEN := $(BUILD)/noharden
 
 .PHONY: bench bench-instr bench-progs bench-noharden
@@ -21,6 +31,10 @@ BENCH_NOHARDEN := $(BUILD)/noharden
 $(BUILD)/bench/%: bench/%.c bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BENCH) -o $@ $< -lpthread
+
+$(BUILD)/bench/%: bench/%.cc bench/bench.h
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS_BENCH) -o $@ $< -lpthread
 
 bench-progs: $(BENCH_BINS)
 

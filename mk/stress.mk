@@ -1,16 +1,20 @@
 # mk/stress.mk — the multithreaded torture test tests/progs/stress.c, run
 # under LD_PRELOAD for a bounded time. It fails on any wrong byte, on a
 # resident set above STRESS_MAX_RSS_MIB, or on one that keeps growing after
-# warm-up (runs of 10 s or more).
+# warm-up (runs of 10 s or more). Beside the workers, rounds of
+# STRESS_ROUND_THREADS short-lived threads hand blocks from one round to the
+# next (issue 11's pattern; 0 turns them off).
 #
 #   make stress [STRESS_SECONDS=30] [STRESS_THREADS=4] [STRESS_MAX_RSS_MIB=512]
+#               [STRESS_ROUND_THREADS=2]
 
 .PHONY: stress
 
 STRESS_SECONDS ?= 30
 STRESS_THREADS ?= 4
 STRESS_MAX_RSS_MIB ?= 512
+STRESS_ROUND_THREADS ?= 2
 
 stress: lib $(BUILD)/tests/progs/stress
 	LD_PRELOAD=$(abspath $(SO)) $(BUILD)/tests/progs/stress -t $(STRESS_THREADS) \
-	  -s $(STRESS_SECONDS) -m $(STRESS_MAX_RSS_MIB)
+	  -s $(STRESS_SECONDS) -m $(STRESS_MAX_RSS_MIB) -r $(STRESS_ROUND_THREADS)

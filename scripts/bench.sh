@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # bench.sh — run the benchmark suite (bench/) under glibc, jemalloc, mimalloc,
-# tcmalloc and libsizeclass, interleaved (A B C D E, A B C D E, ...) so that
+# tcmalloc, libsizeclass and libsizeclass with SIZECLASS_STATS=/dev/null (its
+# exact-statistics tier), interleaved (A B C D E F, A B C D E F, ...) so that
 # drift of the machine hits every allocator alike, and write
 # bench/results/latest.{md,png,tsv}. `make bench` calls it after building.
+# Each run records the benchmark's metric, and from getrusage of the
+# benchmark process (real programs: the measured child's, from wait4) its
+# peak RSS, minor page faults and system time.
 #
 #   scripts/bench.sh [--quick] [--runs N] [--only REGEX] [--sections LIST] [--no-variants]
 #                    [--smoke] [--list]
@@ -70,7 +74,8 @@ PY=/usr/bin/python3 # Debian's python3: the one python3-matplotlib serves
 # ---- the suite ------------------------------------------------------------
 # name | program (build/bench/<p>, or "real") | fixed args | full | quick | smoke
 # The last three are the size arguments of each mode. Full runs take about
-# 0.2-0.6 s per run here; quick about a tenth of that.
+# 0.2-0.6 s per run here (frame-latency ~5 s: paced frames; freeciv and
+# redis ~3-4 s); quick about a tenth of that.
 suite() {
   cat <<'EOF'
 frame-burst|frame_burst||--frames 200000|--frames 20000|--frames 300
@@ -85,10 +90,19 @@ xthread-prodcons|cross_thread|--mode prodcons|--ops 4000000|--ops 400000|--ops 5
 xthread-larson|cross_thread|--mode larson --threads 2 --slots 10000|--ops 3000000|--ops 300000|--ops 5000
 mixed|mixed||--steps 1500000|--steps 150000|--steps 3000
 thread-churn|thread_churn|--threads 4 --allocs 400|--batches 1500|--batches 150|--batches 5
+lifo-batch|lifo_batch||--blocks 2000000|--blocks 200000|--blocks 2000
+random-replace|random_replace|--live 20000|--steps 5000000|--steps 500000|--steps 5000 --live 1000
+cxx-game|cxx_game||--frames 2000|--frames 200|--frames 30
+frame-latency|frame_latency|--frame-us 4000 --pairs 300|--load 1500000 --frames 1000|--load 300000 --frames 250|--load 20000 --frames 20 --frame-us 1000
+thread-rounds|thread_rounds|--threads 2|--rounds 250|--rounds 50|--rounds 3 --objects 200
+sizes-2t|sizes_2t|--slots 1000|--ops 1000000|--ops 100000|--ops 2000 --slots 100
+stress-8t|stress_mt|--threads 8 --slots 4096|--ops 250000|--ops 25000|--ops 1000 --slots 256
 python|real||300000|30000|2000
 python-malloc|real||300000|30000|2000
 perl|real||300000|30000|2000
 sqlite|real||200000|20000|500
+freeciv|real||60|15|2
+redis|real||15000|2000|200
 EOF
 }
 
@@ -141,7 +155,10 @@ else
       exit 1
     fi
   done
-  ALLOCS=("glibc||" "jemalloc|$JE|" "mimalloc|$MI|" "tcmalloc|$TC|" "libsizeclass|$SC_SO|")
+  # The default library and its exact-statistics tier (opt-in through
+  # SIZECLASS_STATS; the report goes to /dev/null) against the same peers.
+  ALLOCS=("glibc||" "jemalloc|$JE|" "mimalloc|$MI|" "tcmalloc|$TC|" "libsizeclass|$SC_SO|"
+    "libsizeclass+stats|$SC_SO|SIZECLASS_STATS=/dev/null")
   FP_ALLOCS=("glibc|||" "glibc+malloc_trim|||--trim 1" "jemalloc|$JE||" "mimalloc|$MI||"
     "tcmalloc|$TC||" "libsizeclass|$SC_SO||" "libsizeclass+malloc_trim|$SC_SO||--trim 1")
 fi
@@ -180,15 +197,19 @@ run_one() {
   if [ $rc -ne 0 ] || [ -z "$result" ]; then
     echo "bench.sh: FAILED $name under $label (exit $rc):" >&2
     tail -n 5 "$TMP/err" | sed 's/^/    /' >&2
-    printf '%s\t%s\t%s\t%s\t%s\tFAIL\t0\t-\n' "$section" "$name" "?" "$label" "$run" >>"$RAW"
-    FAILS=$((FAILS + 1))
+    fail_row "$section" "$name" "$label" "$run"
     return 1
   fi
-  local metric unit rss sum
+  local metric unit rss sum minflt stime more
   metric=$(sed -nE 's/.* metric=([^ ]+).*/\1/p' <<<"$result")
   unit=$(sed -nE 's/.* unit=([^ ]+).*/\1/p' <<<"$result")
   rss=$(sed -nE 's/.* rss_kb=([^ ]+).*/\1/p' <<<"$result")
   sum=$(sed -nE 's/.* checksum=([^ ]+).*/\1/p' <<<"$result")
+  minflt=$(sed -nE 's/.* minflt=([0-9]+).*/\1/p' <<<"$result")
+  stime=$(sed -nE 's/.* stime_ms=([0-9.]+).*/\1/p' <<<"$result")
+  # Benchmark-specific figures (frame-latency's percentiles, redis's
+  # requests/s): the last "EXTRA k=v ..." line, kept as is.
+  more=$(grep '^EXTRA ' <<<"$out" | tail -n 1 | cut -d' ' -f2-)
   if [ "$section" = footprint ]; then
     # Settled and peak RSS from the program's own line (statm; its peak
     # also folds in getrusage's).
@@ -199,16 +220,22 @@ run_one() {
     unit=KiB
     if [ -z "$metric" ] || [ -z "$rss" ]; then
       echo "bench.sh: FAILED $name under $label: no settled_rss_kb=/peak_rss_kb= line" >&2
-      printf '%s\t%s\t%s\t%s\t%s\tFAIL\t0\t-\n' "$section" "$name" "?" "$label" "$run" >>"$RAW"
-      FAILS=$((FAILS + 1))
+      fail_row "$section" "$name" "$label" "$run"
       return 1
     fi
     [ "$SMOKE" = 1 ] && echo "smoke footprint $name $label: settled $metric KiB, peak $rss KiB"
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$section" "$name" "$unit" "$label" "$run" \
-    "$metric" "$rss" "$sum" >>"$RAW"
-  [ "$SMOKE" = 1 ] && [ "$section" != footprint ] && echo "smoke $name: $metric $unit, peak RSS $rss KiB"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$section" "$name" "$unit" "$label" \
+    "$run" "$metric" "$rss" "$sum" "${minflt:--}" "${stime:--}" "${more:--}" >>"$RAW"
+  [ "$SMOKE" = 1 ] && [ "$section" != footprint ] &&
+    echo "smoke $name: $metric $unit, peak RSS $rss KiB, minor faults ${minflt:-?}, system ${stime:-?} ms${more:+, $more}"
   return 0
+}
+
+# fail_row SECTION NAME LABEL RUN — record a failed run (and count it).
+fail_row() {
+  printf '%s\t%s\t?\t%s\t%s\tFAIL\t0\t-\t-\t-\t-\n' "$1" "$2" "$3" "$4" >>"$RAW"
+  FAILS=$((FAILS + 1))
 }
 
 # run_section SECTION NAME_REGEX SUITE NRUNS ALLOC... — every selected
@@ -247,7 +274,7 @@ if [ "$SMOKE" = 1 ]; then
   exit 0
 fi
 
-echo "bench.sh: $RUNS runs per allocator (footprint: $FP_RUNS)${QUICK:+, quick mode}; sections $SECTIONS; allocators: glibc jemalloc mimalloc tcmalloc libsizeclass" >&2
+echo "bench.sh: $RUNS runs per allocator (footprint: $FP_RUNS)${QUICK:+, quick mode}; sections $SECTIONS; allocators: glibc jemalloc mimalloc tcmalloc libsizeclass libsizeclass+stats" >&2
 want_section main && run_section main '.' suite "$RUNS" "${ALLOCS[@]}"
 if want_section stats; then
   run_section stats "$VARIANT_STATS" suite "$RUNS" "libsizeclass|$SC_SO|" \

@@ -11,11 +11,15 @@ want() { for p in "$@"; do have_pkg "$p" || need+=("$p"); done; }
 case "${1:-test}" in
   test)
     pkg-config --exists criterion 2>/dev/null || need+=(libcriterion-dev)
-    # sqlite3: bench smoke test; cmake: the CMake package; groff-base, mandoc: the man pages;
-    # git: the README test copies the tracked tree
-    want pkg-config g++ valgrind python3 gzip coreutils sqlite3 cmake groff-base mandoc git
+    # sqlite3, freeciv-server, redis-*: the real programs of the bench smoke test; cmake: the
+    # CMake package; groff-base, mandoc: the man pages; git: the README test copies the tree
+    want pkg-config g++ valgrind python3 gzip coreutils sqlite3 freeciv-server redis-server \
+      redis-tools cmake groff-base mandoc git
     ;;
-  bench) want libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 sqlite3 python3 valgrind ;;
+  bench)
+    want libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 sqlite3 python3 valgrind \
+      freeciv-server redis-server redis-tools
+    ;;
   plot) want python3-matplotlib ;;
   fuzz) want clang libclang-rt-14-dev ;;
   real) want libpython3.11-testsuite libglib2.0-tests ;;

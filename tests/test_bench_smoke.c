@@ -1,23 +1,27 @@
 /* test_bench_smoke.c — the benchmark suite cannot rot: every benchmark of
  * scripts/bench.sh runs once, tiny, under LD_PRELOAD of libsizeclass and
- * must exit 0 with a RESULT line (each benchmark checks its own blocks), and
- * the content checks of every benchmark program must fire when a block is
- * corrupted on purpose (BENCH_CORRUPT), so a broken allocator cannot look
- * fast. The footprint section (peak and settled RSS, issue 7) runs tiny too,
- * and frame_burst's --settle-ms mode reports what it promises. */
+ * must exit 0 with a RESULT line (each benchmark checks its own blocks) that
+ * carries minor faults and system time, and the content checks of every
+ * benchmark program must fire when a block is corrupted on purpose
+ * (BENCH_CORRUPT), so a broken allocator cannot look fast. The footprint
+ * section (peak and settled RSS, issue 7) runs tiny too, frame_burst's
+ * --settle-ms mode and frame_latency's percentiles and pacing report what
+ * they promise, and bench/report.py turns raw rows into its tables. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /** Every benchmark the runner knows; suite_is_covered keeps this in sync. */
 static const char *const benches[] = {
-    "frame-burst",      "micro-lifo-1",   "micro-lifo-100", "micro-lifo-10k",
-    "micro-lifo-100k",  "micro-rand-100", "micro-rand-10k", "micro-rand-100k",
-    "xthread-prodcons", "xthread-larson", "mixed",          "thread-churn",
-    "python",           "python-malloc",  "perl",           "sqlite",
+    "frame-burst",    "micro-lifo-1",   "micro-lifo-100",  "micro-lifo-10k",   "micro-lifo-100k",
+    "micro-rand-100", "micro-rand-10k", "micro-rand-100k", "xthread-prodcons", "xthread-larson",
+    "mixed",          "thread-churn",   "lifo-batch",      "random-replace",   "cxx-game",
+    "frame-latency",  "thread-rounds",  "sizes-2t",        "stress-8t",        "python",
+    "python-malloc",  "perl",           "sqlite",          "freeciv",          "redis",
 };
 #define NBENCH (sizeof(benches) / sizeof(benches[0]))
 
@@ -68,6 +72,13 @@ static void smoke(const char *name) {
   cr_assert(line != NULL, "no result line for %s:\n%s", name, out);
   double metric = strtod(line + strlen(want), NULL);
   cr_assert_gt(metric, 0.0, "%s reported a metric of %f:\n%s", name, metric, out);
+  /* getrusage's figures made it through: every process faults in a few
+   * pages at least, and the system time is a number. */
+  const char *faults = strstr(line, "minor faults ");
+  cr_assert(faults != NULL, "no minor faults for %s:\n%s", name, out);
+  cr_assert_gt(strtol(faults + 13, NULL, 10), 0, "%s: no minor faults counted:\n%s", name, out);
+  const char *sys = strstr(line, "system ");
+  cr_assert(sys != NULL && sys[7] >= '0' && sys[7] <= '9', "no system time for %s:\n%s", name, out);
 }
 
 Test(bench_smoke, frame_burst, .timeout = 120) { smoke("frame-burst"); }
@@ -86,6 +97,15 @@ Test(bench_smoke, python, .timeout = 120) { smoke("python"); }
 Test(bench_smoke, python_malloc, .timeout = 120) { smoke("python-malloc"); }
 Test(bench_smoke, perl, .timeout = 120) { smoke("perl"); }
 Test(bench_smoke, sqlite, .timeout = 120) { smoke("sqlite"); }
+Test(bench_smoke, lifo_batch, .timeout = 120) { smoke("lifo-batch"); }
+Test(bench_smoke, random_replace, .timeout = 120) { smoke("random-replace"); }
+Test(bench_smoke, cxx_game, .timeout = 120) { smoke("cxx-game"); }
+Test(bench_smoke, frame_latency, .timeout = 120) { smoke("frame-latency"); }
+Test(bench_smoke, thread_rounds, .timeout = 120) { smoke("thread-rounds"); }
+Test(bench_smoke, sizes_2t, .timeout = 120) { smoke("sizes-2t"); }
+Test(bench_smoke, stress_8t, .timeout = 120) { smoke("stress-8t"); }
+Test(bench_smoke, freeciv, .timeout = 120) { smoke("freeciv"); }
+Test(bench_smoke, redis, .timeout = 120) { smoke("redis"); }
 
 /** The integer after "key=" in s, or -1 when absent. */
 static long long field(const char *s, const char *key) {
@@ -197,4 +217,125 @@ Test(bench_verify, larson_detects_corruption) {
 Test(bench_verify, mixed_detects_corruption) { corrupt("mixed", "--steps 2000"); }
 Test(bench_verify, thread_churn_detects_corruption) {
   corrupt("thread_churn", "--batches 2 --threads 2 --allocs 40");
+}
+Test(bench_verify, lifo_batch_detects_corruption) { corrupt("lifo_batch", "--blocks 200"); }
+Test(bench_verify, random_replace_detects_corruption) {
+  corrupt("random_replace", "--steps 200 --live 50");
+}
+Test(bench_verify, cxx_game_detects_corruption) { corrupt("cxx_game", "--frames 20"); }
+Test(bench_verify, frame_latency_detects_corruption) {
+  corrupt("frame_latency", "--load 1000 --frames 3 --frame-us 100");
+}
+Test(bench_verify, thread_rounds_detects_corruption) {
+  corrupt("thread_rounds", "--rounds 2 --objects 50");
+}
+Test(bench_verify, sizes_2t_detects_corruption) { corrupt("sizes_2t", "--ops 500 --slots 20"); }
+Test(bench_verify, stress_mt_detects_corruption) {
+  corrupt("stress_mt", "--ops 300 --threads 4 --slots 16");
+}
+
+/** The float after "key=" in s (-1 when absent). */
+static double ffield(const char *s, const char *key) {
+  const char *p = strstr(s, key);
+  return p ? strtod(p + strlen(key), NULL) : -1.0;
+}
+
+/* frame_latency: the percentiles come out in order, every figure is there,
+ * and the frames are paced (25 frames 4 ms apart take at least 96 ms). */
+Test(bench_smoke, frame_latency_figures, .timeout = 120) {
+  static const char *const order[] = {
+      "p50_ns=", "p90_ns=", "p99_ns=", "p999_ns=", "p9999_ns=", "max_ns="};
+  char cmd[4096], out[16384];
+  snprintf(cmd, sizeof(cmd),
+           "LD_PRELOAD='%s/libsizeclass.so' '%s/bench/frame_latency' --load 20000 --frames 25 "
+           "--frame-us 4000 --pairs 100",
+           build_dir(), build_dir());
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  cr_assert_eq(run(cmd, out, sizeof(out)), 0, "frame_latency failed:\n%s", out);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  cr_assert_geq(ms, 96.0, "25 frames of 4 ms took %.1f ms: not paced:\n%s", ms, out);
+  const char *extra = strstr(out, "EXTRA ");
+  cr_assert(extra != NULL, "no EXTRA line:\n%s", out);
+  cr_assert_geq(ffield(extra, "calls="), 25 * 200.0, "fewer calls than 25 x 100 pairs:\n%s", out);
+  double prev = 0;
+  for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+    double v = ffield(extra, order[i]);
+    cr_assert_geq(v, prev, "%s%.0f is below the previous percentile:\n%s", order[i], v, out);
+    prev = v;
+  }
+  cr_assert_gt(prev, 0.0, "max_ns is 0:\n%s", out);
+  double f50 = ffield(extra, "frame_p50_us="), f99 = ffield(extra, "frame_p99_us="),
+         fmax = ffield(extra, "frame_max_us=");
+  cr_assert(f50 > 0 && f50 <= f99 && f99 <= fmax, "frame times out of order:\n%s", out);
+  /* The worst frame holds at least the slowest call. */
+  cr_assert_geq(fmax * 1000.0, prev, "worst frame below the slowest call:\n%s", out);
+}
+
+/** Path of bench/report.py, found like scripts/bench.sh. */
+static void report_path(char *out, size_t cap) {
+  if (access("bench/report.py", R_OK) == 0) {
+    snprintf(out, cap, "bench/report.py");
+    return;
+  }
+  snprintf(out, cap, "%s/../bench/report.py", build_dir());
+  cr_assert(access(out, R_OK) == 0, "bench/report.py not found");
+}
+
+/** Write raw rows for bench/report.py: one benchmark, every allocator,
+ * with or without a checksum that disagrees. */
+static void write_rows(const char *path, int disagree) {
+  static const char *const allocs[] = {"glibc",    "jemalloc",     "mimalloc",
+                                       "tcmalloc", "libsizeclass", "libsizeclass+stats"};
+  FILE *f = fopen(path, "w");
+  cr_assert(f != NULL, "cannot write %s", path);
+  for (int run = 1; run <= 2; run++)
+    for (size_t a = 0; a < 6; a++) {
+      fprintf(f,
+              "main\tframe-latency\tns/call\t%s\t%d\t%zu.5\t%zu\t%s\t%zu\t%zu.0\tcalls=100 "
+              "timer_ns=20 p50_ns=%zu p90_ns=100 p99_ns=200 p999_ns=300 p9999_ns=400 max_ns=500 "
+              "frame_p50_us=1.0 frame_p99_us=2.0 frame_max_us=3.0 load_ms=1.0\n",
+              allocs[a], run, 100 + a, 2048 + a, disagree && a == 4 ? "bad" : "c0ffee", 1000 + a,
+              10 + a, 30 + a);
+      fprintf(f, "main\tredis\tus/req\t%s\t%d\t12.5\t%zu\t5eed\t%zu\t9.0\treq_per_s=80000\n",
+              allocs[a], run, 16000 + a, 2000 + a);
+    }
+  fprintf(f, "main\tmicro-lifo-1\tns/pair\tglibc\t1\t11.0\t1600\tabc\n"); /* 8 fields */
+  fclose(f);
+}
+
+/* bench/report.py: the tables of the new columns are there (both tiers,
+ * faults, system time, latency, key-value server, targets), an old 8-field
+ * row still loads, and disagreeing checksums fail the report. */
+Test(bench_report, tables_from_raw_rows, .timeout = 60) {
+  static const char *const want[] = {"| libsizeclass | libsizeclass+stats |",
+                                     "## Exact-statistics tier: time ratios",
+                                     "## Minor page faults",
+                                     "## System time",
+                                     "## Frame latency",
+                                     "| libsizeclass / best peer |",
+                                     "## Key-value server (redis)",
+                                     "## Targets (issue 10",
+                                     "## Targets (issue 11)",
+                                     "| micro-lifo-1 |"};
+  char report[1024], cmd[4096], out[65536];
+  char raw[] = "/tmp/bench-report-XXXXXX";
+  int fd = mkstemp(raw);
+  cr_assert(fd >= 0, "mkstemp failed");
+  close(fd);
+  report_path(report, sizeof(report));
+  write_rows(raw, 0);
+  snprintf(cmd, sizeof(cmd), "python3 '%s' --raw '%s' --md '%s.md'", report, raw, raw);
+  int rc = run(cmd, out, sizeof(out));
+  cr_assert_eq(rc, 0, "report.py failed (exit %d):\n%s", rc, out);
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+    cr_expect(strstr(out, want[i]) != NULL, "no '%s' in the report:\n%s", want[i], out);
+  write_rows(raw, 1);
+  rc = run(cmd, out, sizeof(out));
+  cr_expect_eq(rc, 1, "disagreeing checksums must fail the report (exit %d):\n%s", rc, out);
+  cr_expect(strstr(out, "## Checksum mismatches") != NULL, "no mismatch section:\n%s", out);
+  snprintf(cmd, sizeof(cmd), "%s.md", raw);
+  unlink(cmd);
+  unlink(raw);
 }

@@ -3,20 +3,32 @@ named by $BENCH_PRELOAD (a path for LD_PRELOAD; empty = glibc) and print the
 RESULT line the runner reads.
 
 Only the real program runs under LD_PRELOAD; this launcher does not. The
-time is the program's wall time (spawn to exit); the peak RSS is the
-program's own (wait4's rusage), not the launcher's. Each workload checks its
-results and a mismatch exits non-zero:
+time is the program's wall time (spawn to exit); the peak RSS, minor page
+faults and system time are the program's own (wait4's rusage), not the
+launcher's. Each workload checks its results and a mismatch exits non-zero:
   python         bench/real/py_churn.py (CPython's default pymalloc)
   python-malloc  the same with PYTHONMALLOC=malloc (every object via malloc)
   perl           bench/real/perl_churn.pl
   sqlite         Debian's sqlite3 CLI, in-memory: bulk and single-row
                  inserts, indexes, aggregates, updates and deletes; the
-                 output is compared with values computed here."""
+                 output is compared with values computed here.
+  freeciv        Debian's freeciv-server playing SIZE turns of an AI-only
+                 game (bench/real/freeciv_game.py); the score log must end
+                 at the last turn and is the checksum.
+  redis          Debian's redis-server driven by redis-benchmark, SIZE
+                 requests of each command (bench/real/redis_kv.py); the
+                 metric is microseconds per request (the inverse of the
+                 throughput, so lower is better like every other metric),
+                 RSS, faults and system time are the server's; an EXTRA
+                 line carries req_per_s."""
 import os
 import subprocess
 import sys
 import tempfile
 import time
+
+import freeciv_game
+import redis_kv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"
@@ -86,18 +98,22 @@ def plan(name, size):
     if name == "sqlite":
         sql, want = sqlite_workload(size)
         return [SQLITE, ":memory:"], {}, sql, lambda out: out == want
-    sys.exit("run_real.py: unknown benchmark '%s' (python, python-malloc, perl, sqlite)" % name)
+    sys.exit("run_real.py: unknown benchmark '%s' (python, python-malloc, perl, sqlite, freeciv, "
+             "redis)" % name)
 
 
-def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: run_real.py NAME SIZE")
-    name, size = sys.argv[1], int(sys.argv[2])
+def result(name, metric, unit, ops, checksum, ru):
+    """The RESULT line of bench.h: rusage figures are the measured program's."""
+    print("RESULT bench=%s metric=%.3f unit=%s ops=%d checksum=%016x rss_kb=%d minflt=%d "
+          "stime_ms=%.1f" % (name, metric, unit, ops, checksum & 0xFFFFFFFFFFFFFFFF,
+                             ru.ru_maxrss, ru.ru_minflt, ru.ru_stime * 1e3))
+
+
+def run_program(name, size, env, preload):
+    """The single-process workloads of plan(): spawn, wait4, check."""
     argv, extra, stdin_text, check = plan(name, size)
-    env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
+    env = dict(env)
     env.update(extra)
-    preload = os.environ.get("BENCH_PRELOAD", "")
     if preload:
         env["LD_PRELOAD"] = preload
     with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout:
@@ -117,9 +133,28 @@ def main():
     if not check(out):
         sys.stderr.write(out[-2000:])
         sys.exit("run_real.py: %s printed a wrong result" % name)
-    checksum = sum(out.encode()) & 0xFFFFFFFFFFFFFFFF
-    print("RESULT bench=%s metric=%.3f unit=ms ops=1 checksum=%016x rss_kb=%d"
-          % (name, dt / 1e6, checksum, ru.ru_maxrss))
+    result(name, dt / 1e6, "ms", 1, sum(out.encode()), ru)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: run_real.py NAME SIZE")
+    name, size = sys.argv[1], int(sys.argv[2])
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    preload = os.environ.get("BENCH_PRELOAD", "")
+    try:
+        if name == "freeciv":
+            dt, ru, log = freeciv_game.run(size, env, preload)
+            result(name, dt / 1e6, "ms", size, freeciv_game.checksum(log), ru)
+        elif name == "redis":
+            dt, ru, requests, text = redis_kv.run(size, env, preload)
+            print("EXTRA req_per_s=%.0f requests=%d" % (requests / (dt / 1e9), requests))
+            result(name, dt / 1e3 / requests, "us/req", requests, redis_kv.checksum(text), ru)
+        else:
+            run_program(name, size, env, preload)
+    except (RuntimeError, OSError) as e:
+        sys.exit("run_real.py: %s: %s" % (name, e))
 
 
 main()

@@ -1,7 +1,7 @@
 /* stress — a time-bounded multithreaded torture test, run under
  * LD_PRELOAD=libsizeclass.so (`make stress STRESS_SECONDS=30`).
  *
- *   stress [-t threads] [-s seconds] [-n slots] [-m max_rss_mib] [-u]
+ *   stress [-t threads] [-s seconds] [-n slots] [-m max_rss_mib] [-r round_threads] [-u]
  *
  * N worker threads (default 4) make blocks of 1..8192 bytes (malloc, calloc,
  * realloc, posix_memalign, aligned_alloc, memalign), fill each with a pattern
@@ -10,9 +10,15 @@
  * frees cross threads. Workers also churn blocks locally, resize blocks in
  * place, and exit after a random number of operations; the main thread
  * replaces each one that exits, so arenas are handed on all the time. The
- * main thread samples the resident set. At the end every remaining block is
- * verified and freed. Exit 0 and a summary line when no byte was wrong and
- * the resident set stayed under the bound (-m, default 512 MiB) and, on runs
+ * main thread samples the resident set. Meanwhile a driver thread runs
+ * rounds of short-lived threads (-r per round, default 2, 0 = none; issue
+ * 11's pattern): each round's threads verify and free every block their
+ * predecessors handed over, make objects (8..512 B), arrays grown by
+ * realloc (the prefix checked after each move) and buffers (4 KiB..256
+ * KiB), every byte filled, free most of it in random order and hand the
+ * rest to the next round; they exit, the next round starts on the arenas
+ * they left. At the end every remaining block is verified and freed. Exit 0 and a summary line when
+ * no byte was wrong and the resident set stayed under the bound (-m, default 512 MiB) and, on runs
  * of 10 s or more, did not keep growing after the first half; otherwise a
  * message and exit 1. -u runs without the preload check (for comparison
  * with the system allocator). */
@@ -260,6 +266,119 @@ static bool start_worker(worker_t *w, uint64_t seed) {
   return w->running;
 }
 
+/* ---- rounds of short-lived threads ------------------------------------------- */
+
+#define MAX_ROUND_THREADS 8
+#define HAND_MAX 64   /* blocks one round thread hands to its successor */
+#define ROUND_MAX 512 /* blocks one round thread makes */
+
+/* A handed-over block: every byte follows its tag. */
+typedef struct {
+  uint8_t *p;
+  size_t n;
+  uint64_t tag;
+} hand_t;
+
+typedef struct {
+  pthread_t thread;
+  uint64_t seed;
+  hand_t *in, *out; /* HAND_MAX each: from the previous round, to the next */
+  size_t *n_in, *n_out;
+} rounder_t;
+
+static int round_threads = 2;
+static atomic_uint_fast64_t total_rounds, total_handed;
+static hand_t hands[2][MAX_ROUND_THREADS][HAND_MAX];
+static size_t n_hands[2][MAX_ROUND_THREADS];
+
+/** An array grown by realloc by 1.5x from 64 B past `target`, its new
+ * bytes filled after every growth and the moved prefix verified. */
+static hand_t grow_array(uint64_t *rs, size_t target) {
+  hand_t a = {NULL, 64, rnd(rs)};
+  a.p = malloc(a.n);
+  if (a.p == NULL) die("malloc failed", NULL, a.n, 0);
+  fill(a.p, a.n, a.tag);
+  while (a.n < target) {
+    size_t grown = a.n + a.n / 2;
+    uint8_t *q = realloc(a.p, grown);
+    if (q == NULL) die("realloc failed", a.p, grown, 0);
+    verify(q, a.n, a.tag);
+    for (size_t i = a.n; i < grown; i++) q[i] = byte_of(a.tag, i);
+    a.p = q;
+    a.n = grown;
+  }
+  return a;
+}
+
+static void *round_main(void *arg) {
+  rounder_t *r = arg;
+  uint64_t rs = r->seed | 1;
+  for (size_t i = 0; i < *r->n_in; i++) { /* made by a thread that has exited */
+    verify(r->in[i].p, r->in[i].n, r->in[i].tag);
+    free(r->in[i].p);
+  }
+  *r->n_in = 0;
+  hand_t b[ROUND_MAX];
+  size_t n = 0, objects = 64 + (size_t)(rnd(&rs) % 256);
+  for (size_t i = 0; i < objects; i++, n++) {
+    b[n].n = 8 + (size_t)(rnd(&rs) % 505);
+    b[n].tag = rnd(&rs);
+    b[n].p = malloc(b[n].n);
+    if (b[n].p == NULL) die("malloc failed", NULL, b[n].n, 0);
+    fill(b[n].p, b[n].n, b[n].tag);
+  }
+  for (int i = 0; i < 2; i++) b[n++] = grow_array(&rs, 2048 + (size_t)(rnd(&rs) % (62 * 1024)));
+  for (size_t i = 0, k = 1 + (size_t)(rnd(&rs) % 4); i < k; i++, n++) {
+    size_t lo = (size_t)4096 << (rnd(&rs) % 6); /* 4 KiB .. 128 KiB */
+    b[n].n = lo + (size_t)(rnd(&rs) % lo);
+    b[n].tag = rnd(&rs);
+    b[n].p = malloc(b[n].n);
+    if (b[n].p == NULL) die("malloc failed", NULL, b[n].n, 0);
+    fill(b[n].p, b[n].n, b[n].tag);
+  }
+  for (size_t left = n; left > 0; left--) { /* in random order: hand on 1 in 8, free the rest */
+    size_t j = (size_t)(rnd(&rs) % left);
+    if ((rnd(&rs) & 7) == 0 && *r->n_out < HAND_MAX) {
+      r->out[(*r->n_out)++] = b[j];
+      atomic_fetch_add_explicit(&total_handed, 1, memory_order_relaxed);
+    } else {
+      verify(b[j].p, b[j].n, b[j].tag);
+      free(b[j].p);
+    }
+    b[j] = b[left - 1];
+  }
+  return NULL;
+}
+
+/** The driver: rounds of round_threads short-lived threads until stop. */
+static void *rounds_driver(void *arg) {
+  uint64_t seed = (uint64_t)(uintptr_t)arg, round;
+  rounder_t r[MAX_ROUND_THREADS];
+  for (round = 0; !atomic_load_explicit(&stop, memory_order_relaxed); round++) {
+    int cur = (int)(round & 1);
+    for (int t = 0; t < round_threads; t++) {
+      r[t] = (rounder_t){.seed = rnd(&seed),
+                         .in = hands[cur][t],
+                         .out = hands[!cur][t],
+                         .n_in = &n_hands[cur][t],
+                         .n_out = &n_hands[!cur][t]};
+      if (pthread_create(&r[t].thread, NULL, round_main, &r[t]) != 0)
+        die("pthread_create failed for a round thread", NULL, 0, 0);
+    }
+    for (int t = 0; t < round_threads; t++) pthread_join(r[t].thread, NULL);
+    atomic_fetch_add_explicit(&total_rounds, 1, memory_order_relaxed);
+  }
+  for (int h = 0; h < 2; h++) /* what the last round handed over */
+    for (int t = 0; t < round_threads; t++) {
+      for (size_t i = 0; i < n_hands[h][t]; i++) {
+        verify(hands[h][t][i].p, hands[h][t][i].n, hands[h][t][i].tag);
+        free(hands[h][t][i].p);
+      }
+      n_hands[h][t] = 0;
+    }
+  return NULL;
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
@@ -269,7 +388,7 @@ int main(int argc, char **argv) {
   bool unpreloaded = false;
   const char *env_s = getenv("STRESS_SECONDS");
   if (env_s != NULL && env_s[0] != 0) seconds = atof(env_s);
-  while ((opt = getopt(argc, argv, "t:s:n:m:u")) != -1) {
+  while ((opt = getopt(argc, argv, "t:s:n:m:r:u")) != -1) {
     switch (opt) {
       case 't':
         nthreads = atoi(optarg);
@@ -283,15 +402,21 @@ int main(int argc, char **argv) {
       case 'm':
         max_rss_mib = (size_t)atol(optarg);
         break;
+      case 'r':
+        round_threads = atoi(optarg);
+        break;
       case 'u':
         unpreloaded = true;
         break;
       default:
-        fprintf(stderr, "usage: stress [-t threads] [-s seconds] [-n slots] [-m mib] [-u]\n");
+        fprintf(stderr,
+                "usage: stress [-t threads] [-s seconds] [-n slots] [-m mib] [-r round_threads] "
+                "[-u]\n");
         return 2;
     }
   }
-  if (nthreads < 1 || nthreads > MAX_THREADS || nslots == 0 || seconds <= 0) {
+  if (nthreads < 1 || nthreads > MAX_THREADS || nslots == 0 || seconds <= 0 || round_threads < 0 ||
+      round_threads > MAX_ROUND_THREADS) {
     fprintf(stderr, "stress: bad arguments\n");
     return 2;
   }
@@ -307,6 +432,11 @@ int main(int argc, char **argv) {
   uint64_t seed = 0x5eed ^ (uint64_t)time(NULL), spawned = 0;
   for (int i = 0; i < nthreads; i++)
     if (start_worker(&workers[i], rnd(&seed))) spawned++;
+  pthread_t driver;
+  bool rounds_on = round_threads > 0 &&
+                   pthread_create(&driver, NULL, rounds_driver, (void *)(uintptr_t)rnd(&seed)) == 0;
+  if (round_threads > 0 && !rounds_on)
+    die("pthread_create failed for the rounds driver", NULL, 0, 0);
 
   double start = now_s(), half = start + seconds / 2, end = start + seconds;
   size_t rss_first = 0, rss_second = 0;
@@ -329,6 +459,7 @@ int main(int argc, char **argv) {
   atomic_store(&stop, true);
   for (int i = 0; i < nthreads; i++)
     if (workers[i].running) pthread_join(workers[i].thread, NULL);
+  if (rounds_on) pthread_join(driver, NULL);
   size_t held = 0;
   for (size_t i = 0; i < nslots; i++) {
     rec_t *r = take(i);
@@ -342,9 +473,11 @@ int main(int argc, char **argv) {
   size_t peak = rss_first > rss_second ? rss_first : rss_second;
   printf(
       "stress: %d threads, %.0f s, %llu threads started, %llu ops, %llu blocks verified, "
-      "%zu left in slots, peak RSS %zu MiB (first half %zu, second half %zu)\n",
+      "%zu left in slots, peak RSS %zu MiB (first half %zu, second half %zu); %llu rounds of %d "
+      "short-lived threads, %llu blocks handed between rounds\n",
       nthreads, seconds, (unsigned long long)spawned, (unsigned long long)total_ops,
-      (unsigned long long)total_verified, held, peak >> 20, rss_first >> 20, rss_second >> 20);
+      (unsigned long long)total_verified, held, peak >> 20, rss_first >> 20, rss_second >> 20,
+      (unsigned long long)total_rounds, round_threads, (unsigned long long)total_handed);
   if (peak > max_rss_mib << 20) {
     fprintf(stderr, "stress: RSS %zu MiB over the bound of %zu MiB\n", peak >> 20, max_rss_mib);
     return 1;
@@ -356,7 +489,7 @@ int main(int argc, char **argv) {
             rss_second >> 20);
     return 1;
   }
-  if (total_ops == 0 || total_verified == 0) {
+  if (total_ops == 0 || total_verified == 0 || (round_threads > 0 && total_rounds == 0)) {
     fprintf(stderr, "stress: nothing ran\n");
     return 1;
   }

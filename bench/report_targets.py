@@ -1,0 +1,160 @@
+"""report_targets.py — the issues' targets, each marked holds or missed with
+the numbers, from the main section's medians (bench/report.py calls
+all_targets). These are benchmark targets, read from one interleaved run;
+differences under ~15 % on this shared machine are not conclusive (see
+docs/performance.md, "Noise").
+
+  issue 4   frame-burst and micro faster than every peer; cross-thread at
+            least jemalloc's throughput; peak RSS within 1.25x the best peer
+  issue 10  default tier: micro, lifo-batch, random-replace, cxx-game
+            <= mimalloc and tcmalloc; frame-burst faster than every peer;
+            frame latency (median call <= mimalloc's, p99.99 <= 2x the best
+            peer's, worst frame <= the best peer's); exact tier within 5 %
+            (frame-burst) and 15 % (micro) of the default; real programs
+            <= glibc's time and <= 1.05x the best peer, peak RSS <= 1.1x glibc
+  issue 11  thread patterns <= glibc's time, those of small blocks <= 1.10x
+            the best peer; minor faults <= 1.2x glibc's; producer/consumer
+            faster than every peer; peak RSS within 1.25x the best peer"""
+
+OURS = "libsizeclass"
+EXACT = OURS + "+stats"
+REAL = ("python", "python-malloc", "perl", "sqlite", "freeciv", "redis")
+THREADS_SMALL = ("thread-rounds", "stress-8t", "xthread-larson")  # mostly blocks <= 1 KiB
+THREADS = THREADS_SMALL + ("sizes-2t",)
+
+
+def ratio(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def line(title, misses, checked):
+    """A holds/missed line; a target with nothing to check says so."""
+    if not checked:
+        return "- %s: not measured in this run" % title
+    if misses:
+        return "- %s: **missed** — %s" % (title, "; ".join(misses))
+    return "- %s: holds" % title
+
+
+class Check:
+    """Collects comparisons of one target: ours / base against a limit."""
+
+    def __init__(self):
+        self.misses, self.checked = [], 0
+
+    def le(self, label, ours, base, limit, strict=False):
+        r = ratio(ours, base)
+        if r is None:
+            return
+        self.checked += 1
+        if r > limit or (strict and r >= limit):
+            self.misses.append("%s %.2f" % (label, r))
+
+
+def best(s, peers, field):
+    vals = [(getattr(s[p], field), p) for p in peers if getattr(s[p], field) is not None]
+    return min(vals) if vals else (None, None)
+
+
+def issue4(sums, peers):
+    fast, xth, fat = Check(), Check(), Check()
+    for b, s in sums.items():
+        if OURS not in s:
+            continue
+        if b.startswith(("frame-burst", "micro-")):
+            for p in peers:
+                fast.le("%s vs %s" % (b, p), s[OURS].med, s[p].med, 1.0, strict=True)
+        if b.startswith("xthread-") and "jemalloc" in s:
+            xth.le(b, s[OURS].med, s["jemalloc"].med, 1.0)
+        fat.le(b, s[OURS].rss, best(s, peers, "rss")[0], 1.25)
+    return ["## Targets (issue 4)", "",
+            line("frame-burst and micro faster than every peer (time ratio < 1.00)",
+                 fast.misses, fast.checked),
+            line("cross-thread at least jemalloc's throughput (ratio to jemalloc <= 1.00)",
+                 xth.misses, xth.checked),
+            line("peak RSS within 1.25x of the best peer", fat.misses, fat.checked), ""]
+
+
+def issue10(sums, peers, latency):
+    speed, burst, exact, real_t, real_rss = Check(), Check(), Check(), Check(), Check()
+    for b, s in sums.items():
+        if OURS not in s:
+            continue
+        if b.startswith("micro-") or b in ("lifo-batch", "random-replace", "cxx-game"):
+            for p in ("mimalloc", "tcmalloc"):
+                if p in s:
+                    speed.le("%s vs %s" % (b, p), s[OURS].med, s[p].med, 1.0)
+        if b == "frame-burst":
+            for p in peers:
+                burst.le("vs %s" % p, s[OURS].med, s[p].med, 1.0, strict=True)
+        if EXACT in s and (b == "frame-burst" or b.startswith("micro-")):
+            exact.le(b, s[EXACT].med, s[OURS].med, 1.05 if b == "frame-burst" else 1.15)
+        if b in REAL:
+            if "glibc" in s:
+                real_t.le("%s vs glibc" % b, s[OURS].med, s["glibc"].med, 1.0)
+                real_rss.le(b, s[OURS].rss, s["glibc"].rss, 1.1)
+            bv, bp = best(s, peers, "med")
+            real_t.le("%s vs %s" % (b, bp), s[OURS].med, bv, 1.05)
+    lat = Check()
+    ours = latency.get(OURS)
+    lat_peers = {p: latency[p] for p in peers if p in latency}
+    if ours and lat_peers:
+        if "mimalloc" in lat_peers:
+            lat.le("median call vs mimalloc", ours.get("p50_ns"), lat_peers["mimalloc"].get("p50_ns"),
+                   1.0)
+        b9 = min((m["p9999_ns"] for m in lat_peers.values() if "p9999_ns" in m), default=None)
+        lat.le("p99.99 vs best peer", ours.get("p9999_ns"), b9, 2.0)
+        bf = min((m["frame_max_us"] for m in lat_peers.values() if "frame_max_us" in m),
+                 default=None)
+        lat.le("worst frame vs best peer", ours.get("frame_max_us"), bf, 1.0)
+    return ["## Targets (issue 10, default tier unless said)", "",
+            line("micro, lifo-batch, random-replace, cxx-game <= 1.00x mimalloc and tcmalloc",
+                 speed.misses, speed.checked),
+            line("frame-burst faster than every peer", burst.misses, burst.checked),
+            line("frame latency: median call <= mimalloc's, p99.99 <= 2x the best peer's, "
+                 "worst frame <= the best peer's", lat.misses, lat.checked),
+            line("exact statistics on: frame-burst within 5 %, micro within 15 % of the default",
+                 exact.misses, exact.checked),
+            line("real programs <= glibc's time and <= 1.05x the best peer's",
+                 real_t.misses, real_t.checked),
+            line("real programs' peak RSS <= 1.1x glibc's", real_rss.misses, real_rss.checked),
+            ""]
+
+
+def issue11(sums, peers):
+    glibc_t, best_t, faults, prodcons, fat, near = (Check() for _ in range(6))
+    for b, s in sums.items():
+        if OURS not in s:
+            continue
+        if b in THREADS and "glibc" in s:
+            glibc_t.le(b, s[OURS].med, s["glibc"].med, 1.0)
+            faults.le(b, s[OURS].minflt, s["glibc"].minflt, 1.2)
+        if b in THREADS_SMALL:
+            bv, bp = best(s, peers, "med")
+            best_t.le("%s vs %s" % (b, bp), s[OURS].med, bv, 1.10)
+        if b == "sizes-2t":
+            bv, bp = best(s, peers, "med")
+            r = ratio(s[OURS].med, bv)
+            if r is not None:
+                near.checked += 1
+                near.misses.append("%.2fx %s's time" % (r, bp))
+        if b in THREADS:
+            fat.le(b, s[OURS].rss, best(s, peers, "rss")[0], 1.25)
+        if b == "xthread-prodcons":
+            for p in peers:
+                prodcons.le("vs %s" % p, s[OURS].med, s[p].med, 1.0, strict=True)
+    out = ["## Targets (issue 11)", "",
+           line("thread-rounds, sizes-2t, stress-8t, xthread-larson <= glibc's time",
+                glibc_t.misses, glibc_t.checked),
+           line("thread-rounds, stress-8t, xthread-larson <= 1.10x the best peer",
+                best_t.misses, best_t.checked),
+           line("minor page faults <= 1.2x glibc's on those four", faults.misses, faults.checked),
+           line("xthread-prodcons faster than every peer", prodcons.misses, prodcons.checked),
+           line("peak RSS within 1.25x of the best peer on those four", fat.misses, fat.checked)]
+    if near.checked:
+        out.append("- sizes-2t (mostly blocks > 1 KiB, glibc's work): %s" % near.misses[0])
+    return out + [""]
+
+
+def all_targets(sums, peers, latency):
+    return issue4(sums, peers) + issue10(sums, peers, latency) + issue11(sums, peers)
