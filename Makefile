@@ -69,6 +69,16 @@ $(BUILD)/tests/progs/%: tests/progs/%.c tests/rss.h $(AR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) -o $@ $< -lpthread
 
+# A program linked with another allocator's library (see its source).
+$(BUILD)/tests/progs/lib/libother_alloc.so: tests/progs/lib/other_alloc.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_TEST) -fPIC -shared -o $@ $<
+$(BUILD)/tests/progs/other_alloc_user: tests/progs/other_alloc_user.c \
+                                       $(BUILD)/tests/progs/lib/libother_alloc.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_TEST) -o $@ $< -L$(BUILD)/tests/progs/lib -lother_alloc \
+	  -Wl,-rpath,'$$ORIGIN/lib'
+
 $(BUILD)/tests/progs/%: tests/progs/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) -std=gnu++17 -O1 -g $(WARN) -o $@ $< -lpthread

@@ -22,13 +22,22 @@ extern void __libc_free(void *p);
 sc_fallback_shared_t sc__fallback_shared;
 
 /* glibc's malloc_usable_size and malloc_trim have no __libc_ alias; the
- * constructor finds them with dlsym (never called from inside malloc). */
+ * constructor finds them (never from inside malloc) in glibc itself: the
+ * next definition after ours may be another allocator's (redis, for one,
+ * links jemalloc), which must never be asked about glibc's blocks. */
 static size_t (*sys_usable_size_fn)(void *);
 static int (*sys_trim_fn)(size_t);
 
+/* The version glibc gives these symbols on x86-64: another library's
+ * unversioned definitions never match it. (dlopen of libc would work too,
+ * but it allocates.) */
+#define SC_GLIBC_BASE_VERSION "GLIBC_2.2.5"
+
 void sc__sys_bind(void) {
-  sys_usable_size_fn = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
-  sys_trim_fn = (int (*)(size_t))dlsym(RTLD_NEXT, "malloc_trim");
+  /* Not found: the chunk header is read directly, and nothing is trimmed. */
+  sys_usable_size_fn =
+      (size_t(*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", SC_GLIBC_BASE_VERSION);
+  sys_trim_fn = (int (*)(size_t))dlvsym(RTLD_NEXT, "malloc_trim", SC_GLIBC_BASE_VERSION);
 }
 
 int sc__sys_trim(size_t pad) { return sys_trim_fn != NULL ? sys_trim_fn(pad) : 0; }

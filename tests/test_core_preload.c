@@ -267,6 +267,20 @@ Test(core_preload, malloc_before_our_constructor, .timeout = 120) {
   }
 }
 
+/* A program linked with another allocator (redis links jemalloc): glibc's
+ * blocks must be measured and trimmed by glibc, not by the next
+ * malloc_usable_size in the search order (which aborts here). */
+Test(core_preload, program_linked_with_another_allocator, .timeout = 60) {
+  char path[4096];
+  prog_path(path, sizeof(path), "other_alloc_user");
+  char *argv[] = {path, NULL};
+  pr_opts_t pre = {.preload = true, .timeout_s = 30};
+  pr_result_t r;
+  run_ok(&r, argv, &pre, 0);
+  cr_assert_str_eq(r.out, "ok\n");
+  free(r.out);
+}
+
 Test(core_preload, low_address_space_limit, .timeout = 120) {
   char path[4096];
   prog_path(path, sizeof(path), "core_oom");
