@@ -102,7 +102,7 @@ static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigne
   page->shared_mask = page->block_mask;
   page->shared_shift = (uint8_t)shift;
   page->shared_class = (uint8_t)c;
-  page->req = sc__exact_on() ? sc__segment_req_array(seg, page->index) : NULL;
+  page->req = sc__req_arrays ? sc__segment_req_array(seg, page->index) : NULL;
   page->state = SC_PAGE_ACTIVE;
   seg->pages_active++;
   a->counts[c].pages++;
@@ -228,11 +228,12 @@ static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
   sc_arena_t *owner = seg->arena;
   if (sc_unlikely(me == NULL)) { /* no arena to batch in: hand over alone */
     atomic_fetch_add_explicit(&sc__orphan_remote_frees[c], 1, memory_order_relaxed);
+    if (sc__features != 0) sc__seam_free_remote(NULL, page, p);
     push_remote(owner, p, p);
     return;
   }
   me->counts[c].remote_frees++;
-  if (sc__exact_on()) sc__exact_remote_free(me, page, p);
+  if (sc__features != 0) sc__seam_free_remote(me, page, p);
   /* Batch it: one CAS per SC_REMOTE_BATCH frees instead of one per free. */
   if (me->batch_owner != owner) {
     sc__arena_flush_remote(me);

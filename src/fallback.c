@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "exact.h"
+#include "seam.h"
 
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t count, size_t size);
@@ -106,29 +107,35 @@ static void count_made(void *p, int call) {
 void *sc__sys_malloc(size_t n) {
   void *p = __libc_malloc(n);
   count_made(p, CALL_MALLOC);
+  if (sc__features != 0) sc__seam_sys_alloc(p, n);
   return p;
 }
 
 void *sc__sys_calloc(size_t count, size_t size) {
   void *p = __libc_calloc(count, size);
   count_made(p, CALL_MALLOC);
+  if (sc__features != 0) sc__seam_sys_alloc(p, count * size); /* checked by the caller */
   return p;
 }
 
 void *sc__sys_memalign(size_t align, size_t n) {
   void *p = __libc_memalign(align, n);
   count_made(p, CALL_ALIGNED);
+  if (sc__features != 0) sc__seam_sys_alloc(p, n);
   return p;
 }
 
 void *sc__sys_realloc(void *p, size_t n) {
   size_t old = sc__sys_usable_size(p);
+  if (sc__features != 0) sc__seam_sys_free(p);
   void *q = __libc_realloc(p, n);
   count_call(CALL_REALLOC, q, q != NULL ? sc__sys_usable_size(q) : 0, false, old);
+  if (sc__features != 0) sc__seam_sys_alloc(q != NULL ? q : p, q != NULL ? n : old);
   return q;
 }
 
 void sc__sys_free(void *p) {
+  if (sc__features != 0) sc__seam_sys_free(p);
   uint64_t bytes = sc__sys_usable_size(p);
   sc_arena_t *a = sc__thread.arena;
   if (sc_likely(a != NULL)) {

@@ -236,8 +236,11 @@ void sc__init(void);
  * the process starts (sc__init); 0: the fast paths do everything. */
 extern uint32_t sc__features;
 enum {
-  SC_FEATURE_EXACT = 1u << 0, /* exact per-request statistics */
+  SC_FEATURE_EXACT = 1u << 0, /* exact per-request statistics (exact.h) */
 };
+/** True when blocks keep their requested size (the requested-size arrays
+ * of the segments exist): features that need it set this. */
+extern bool sc__req_arrays;
 
 /* ---- os.c ------------------------------------------------------------ */
 /** mmap `size` bytes aligned to `align`; NULL when the OS refuses. */
@@ -252,7 +255,7 @@ void sc__os_write_all(int fd, const char *buf, size_t len);
 /* ---- segment.c ------------------------------------------------------- */
 extern _Atomic(uint64_t) sc__segment_map[SC_SEGMENT_MAP_WORDS];
 /** Pages at the start of every segment that hold metadata: 1, or
- * SC_META_PAGES_EXACT with exact statistics (the requested-size arrays). */
+ * SC_META_PAGES_EXACT with the requested-size arrays (sc__req_arrays). */
 extern unsigned sc__meta_pages;
 
 /** True when p lies in a segment of ours (O(1), any thread). Only the

@@ -9,6 +9,7 @@
 #include "seam.h"
 
 uint32_t sc__features;
+bool sc__req_arrays;
 
 /** True when a SIZECLASS_STATS-style value asks for something (not unset,
  * empty, 0, off, no or false). */
@@ -31,7 +32,8 @@ static void *seam_malloc(size_t n, unsigned c) {
 /** Features are on from now on. */
 static void features_set(uint32_t f) {
   sc__features = f;
-  sc__meta_pages = (f & SC_FEATURE_EXACT) ? SC_META_PAGES_EXACT : 1;
+  sc__req_arrays = (f & SC_FEATURE_EXACT) != 0;
+  sc__meta_pages = sc__req_arrays ? SC_META_PAGES_EXACT : 1;
   if (f != 0) sc__alloc_slow_fn = seam_malloc;
 }
 
@@ -55,11 +57,32 @@ bool sc__seam_enable(uint32_t features) {
   return true;
 }
 
+/* ---- the hooks: each feature's work, in one place ------------------------- */
+
 /** The features' work on block b (of page, class c) just handed out for a
  * request of n bytes. */
 static inline void on_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c, size_t n) {
   if (sc__exact_on()) sc__exact_alloc(a, page, b, c, n);
 }
+
+/** The features' work on a free by its owner a of block p of page, before
+ * it goes back on the page's free list. */
+static inline void on_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
+  if (sc__exact_on()) sc__exact_free(a, page, (uintptr_t)p);
+}
+
+void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
+  if (me != NULL && sc__exact_on()) sc__exact_remote_free(me, page, p);
+}
+
+void sc__seam_sys_alloc(void *p, size_t n) {
+  (void)p;
+  (void)n;
+}
+
+void sc__seam_sys_free(void *p) { (void)p; }
+
+/* ---- the paths ---------------------------------------------------------------- */
 
 /** sc__seam_alloc when the current page has no block. */
 static sc_cold void *alloc_refill(sc_arena_t *a, size_t n, unsigned c) {
@@ -82,7 +105,7 @@ void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
 }
 
 void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
-  if (sc__exact_on()) sc__exact_free(a, page, (uintptr_t)p);
+  on_free_local(a, page, p);
   int r = sc__page_put(page, p);
   if (sc_likely(r == 0)) return;
   if (r > 0)

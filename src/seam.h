@@ -19,6 +19,15 @@ void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c);
 /** free of block p of page, owned by the calling thread's arena a, while
  * features are on. */
 void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p);
+/** The features' work on a free of block p of another arena's page, by
+ * arena me (NULL: a thread without one), before it goes on the owner's
+ * remote list (arena.c calls it while features are on). */
+void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p);
+/** The features' work on block p (NULL: the call failed) that the system
+ * allocator made for a request of n bytes, and before the system allocator
+ * frees block p (fallback.c calls them while features are on). */
+void sc__seam_sys_alloc(void *p, size_t n);
+void sc__seam_sys_free(void *p);
 /** Turn features on before any arena exists; false if one already does. */
 bool sc__seam_enable(uint32_t features);
 
