@@ -108,7 +108,10 @@ size_t sc__em_format(char *out, sc_ev_t v) {
       memcpy(out, v.s, n);
       return n;
     case SC_EV_LIST:
+    case SC_EV_STRS:
       return append(out, 0, "...");
+    case SC_EV_BOOL:
+      return append(out, 0, v.u ? "yes" : "no");
     case SC_EV_NULL:
       break;
   }
@@ -155,6 +158,20 @@ static void json_value(sc_emitter_t *e, sc_ev_t v) {
         put(e, num, fmt_u64(num, v.list[i]));
       }
       put(e, "]", 1);
+      return;
+    case SC_EV_STRS:
+      put(e, "[", 1);
+      for (unsigned i = 0; i < v.n; i++) {
+        if (i) put(e, ", ", 2);
+        if (v.strs[i] != NULL)
+          json_string(e, v.strs[i]);
+        else
+          puts_(e, "null");
+      }
+      put(e, "]", 1);
+      return;
+    case SC_EV_BOOL:
+      puts_(e, v.u ? "true" : "false");
       return;
     case SC_EV_LABEL:
       return;

@@ -23,6 +23,8 @@ typedef enum {
   SC_EV_STR,      /* a string (JSON: quoted) */
   SC_EV_LABEL,    /* a string shown in text only; JSON omits the key */
   SC_EV_LIST,     /* a list of integers: JSON only ("..." in text) */
+  SC_EV_BOOL,     /* yes / no ; JSON: true / false */
+  SC_EV_STRS,     /* a list of strings (NULL: null): JSON only ("..." in text) */
 } sc_ev_type_t;
 
 typedef struct sc_ev_s {
@@ -31,6 +33,7 @@ typedef struct sc_ev_s {
   uint64_t u;
   const char *s;
   const uint64_t *list;
+  const char *const *strs; /* SC_EV_STRS */
 } sc_ev_t;
 
 static inline sc_ev_t sc__ev(sc_ev_type_t type, uint64_t u) {
@@ -40,6 +43,10 @@ static inline sc_ev_t sc__ev_str(const char *s) { return (sc_ev_t){.type = SC_EV
 static inline sc_ev_t sc__ev_label(const char *s) { return (sc_ev_t){.type = SC_EV_LABEL, .s = s}; }
 static inline sc_ev_t sc__ev_list(const uint64_t *list, unsigned n) {
   return (sc_ev_t){.type = SC_EV_LIST, .list = list, .n = n};
+}
+static inline sc_ev_t sc__ev_bool(bool b) { return (sc_ev_t){.type = SC_EV_BOOL, .u = b}; }
+static inline sc_ev_t sc__ev_strs(const char *const *strs, unsigned n) {
+  return (sc_ev_t){.type = SC_EV_STRS, .strs = strs, .n = n};
 }
 /** num/den in permille (floor); null when den is 0. */
 static inline sc_ev_t sc__ev_ratio(uint64_t num, uint64_t den) {
