@@ -14,9 +14,14 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS_LIB := -std=gnu11 -O2 -g $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
               -fno-plt -fno-semantic-interposition -Iinclude -Isrc -DSC_HARDEN=$(SC_HARDEN) \
               -D_GNU_SOURCE $(EXTRA_CFLAGS)
-LDLIBS_LIB := -lpthread -ldl
+# libgcc_s: the allocation sites' stack walker (src/unwind.c) calls its
+# _Unwind_Backtrace, bound when the library loads (a program linking the
+# static archive gets it from the compiler driver's default libgcc_s/libgcc_eh).
+LDLIBS_LIB := -lpthread -ldl -lgcc_s
 
-LIB_SRCS := $(wildcard src/*.c) shim/shim.c
+# src/mark/text_begin.c first and src/mark/text_end.c last: their labels
+# bracket the library's code in every section (src/mark/text_mark.h).
+LIB_SRCS := src/mark/text_begin.c $(wildcard src/*.c) shim/shim.c src/mark/text_end.c
 LIB_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(LIB_SRCS))
 LIB_DEPS := $(LIB_OBJS:.o=.d)
 
