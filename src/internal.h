@@ -237,6 +237,7 @@ void sc__init(void);
 extern uint32_t sc__features;
 enum {
   SC_FEATURE_EXACT = 1u << 0, /* exact per-request statistics (exact.h) */
+  SC_FEATURE_SITES = 1u << 1, /* allocation sites, SIZECLASS_SITES (sites.h) */
 };
 /** True when blocks keep their requested size (the requested-size arrays
  * of the segments exist): features that need it set this. */

@@ -2,6 +2,7 @@
  * keys and headers (docs/stats.md). It describes each section once to the
  * emitter (emit.c), which renders text or JSON from the same values. */
 #include "emit.h"
+#include "report_sites.h"
 #include "stats.h"
 
 #define STRINGIFY_(x) #x
@@ -414,6 +415,7 @@ void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, b
   section_arenas(&e, &st);
   section_frames(&e, &rep);
   section_purge(&e, &st);
+  sc__report_sites(&e, reason != SC_REASON_SIGNAL); /* report_sites.c */
   sc__em_end(&e);
 }
 

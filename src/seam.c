@@ -7,6 +7,7 @@
 #include "exact.h"
 #include "options.h"
 #include "seam.h"
+#include "sites.h"
 
 uint32_t sc__features;
 bool sc__req_arrays;
@@ -45,6 +46,7 @@ void sc__seam_decide(void) {
       value_on(sc__option("SIZECLASS_STATS", buf, sizeof(buf))) ||
       value_on(sc__option("SIZECLASS_STATS_SIGNAL", buf, sizeof(buf))))
     f |= SC_FEATURE_EXACT;
+  f |= sc__sites_decide(); /* SIZECLASS_SITES* (sites.c) */
   features_set(f);
 }
 
@@ -63,24 +65,28 @@ bool sc__seam_enable(uint32_t features) {
  * request of n bytes. */
 static inline void on_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c, size_t n) {
   if (sc__exact_on()) sc__exact_alloc(a, page, b, c, n);
+  if (sc__sites_on()) sc__sites_alloc(b, c, n);
 }
 
 /** The features' work on a free by its owner a of block p of page, before
  * it goes back on the page's free list. */
 static inline void on_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
   if (sc__exact_on()) sc__exact_free(a, page, (uintptr_t)p);
+  if (sc__sites_on()) sc__sites_free(p);
 }
 
 void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
   if (me != NULL && sc__exact_on()) sc__exact_remote_free(me, page, p);
+  if (sc__sites_on()) sc__sites_free((void *)p);
 }
 
 void sc__seam_sys_alloc(void *p, size_t n) {
-  (void)p;
-  (void)n;
+  if (p != NULL && sc__sites_on()) sc__sites_alloc(p, SC_SITES_SYSTEM, n);
 }
 
-void sc__seam_sys_free(void *p) { (void)p; }
+void sc__seam_sys_free(void *p) {
+  if (sc__sites_on()) sc__sites_free(p);
+}
 
 /* ---- the paths ---------------------------------------------------------------- */
 

@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "sites.h"
 #include "stats.h"
 
 #define PATH_CAP 4096
@@ -283,6 +284,9 @@ __attribute__((constructor)) static void stats_on_load(void) {
   const char *format = secure_getenv("SIZECLASS_STATS_FORMAT");
   const char *sig = secure_getenv("SIZECLASS_STATS_SIGNAL");
   if (dest != NULL) read_destination(dest);
+  /* SIZECLASS_SITES alone: the report (with its sites) on stderr at exit. */
+  if (!cfg.at_exit && (sig == NULL || sig[0] == 0) && sc__sites_report_implied())
+    cfg.at_exit = true;
   if (format != NULL && (cfg.at_exit || sig != NULL)) read_format(format);
   if (sig != NULL && sig[0] != 0) read_signal(sig);
   if (cfg.at_exit) atexit(dump_at_exit);

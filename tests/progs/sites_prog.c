@@ -1,0 +1,287 @@
+/* sites_prog.c — allocation patterns with known call sites, for
+ * tests/test_sites.c. Runs under LD_PRELOAD=libsizeclass.so (or, built as
+ * sites_static, linked with libsizeclass.a) with SIZECLASS_SITES and
+ * SIZECLASS_STATS set by the test. Output through write(2) only (stdio
+ * would allocate): "pid N", and what the mode says.
+ *
+ *   sites_prog exact      known sites (noinline functions), at rate 1 exact:
+ *                         site_a  1000 x malloc(40)    class 64, all freed
+ *                         site_b   500 x malloc(100)   class 128, 20 left live
+ *                         inner_c  300 x malloc(20)    class 32 (called by outer_c), freed
+ *                         site_d     7 x malloc(200)   class 256, all left live (a leak)
+ *                         site_e     5 x malloc(5000)  the system allocator, 2 freed
+ *                         site_f    50 x calloc(1, 24) class 32, freed
+ *   sites_prog sampled N  hot_site N x malloc(64) and cold_site N/10 x
+ *                         malloc(64), interleaved, freed as they go
+ *   sites_prog threads    4 threads, each thread_site: 1000 x malloc(48), freed
+ *   sites_prog fork       parent_site 100 x malloc(40) kept; a child runs
+ *                         child_site 200 x malloc(40) and exits (its own
+ *                         report: use %p); the parent prints "child 0"
+ *   sites_prog frames     marked frames: frame 1 loads 100 x malloc(40) and
+ *                         frees them; frames 2..6 each allocate and free 50
+ *                         (all reuse); frame 7 allocates 150 and frees them
+ *                         (50 fresh carves, in carve_site); frames 8..10
+ *                         allocate and free 50 again
+ *   sites_prog steady     the frames pattern without SIZECLASS_FRAME_CHECK:
+ *                         sc_frame_expect_steady(true) after frame 1 and
+ *                         (false) after frame 10; prints "steady 0|1" (the
+ *                         second call's result)
+ *
+ * The program defines _Unwind_Backtrace (exported with -rdynamic, so the
+ * library's calls bind to it): it counts the walks ("walks N" at exit) and,
+ * with SITES_PROG_UNWIND_ALLOC=1, allocates and frees inside every walk —
+ * the unwinder allocating, which must not recurse. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <unwind.h>
+
+/* The library's API, resolved at run time (it is preloaded). */
+void sc_frame_mark(void) __attribute__((weak));
+bool sc_frame_expect_steady(bool on) __attribute__((weak));
+
+static void *volatile sink;
+
+static void say(const char *s) { (void)!write(1, s, strlen(s)); }
+
+static void say_u64(const char *word, uint64_t v) {
+  char buf[24], out[64];
+  int n = 0, k = 0;
+  do buf[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (*word && k < 32) out[k++] = *word++;
+  out[k++] = ' ';
+  while (n > 0) out[k++] = buf[--n];
+  out[k++] = '\n';
+  (void)!write(1, out, (size_t)k);
+}
+
+/* ---- the unwinder, interposed ------------------------------------------------------- */
+
+typedef _Unwind_Reason_Code (*backtrace_fn)(_Unwind_Trace_Fn, void *);
+static _Atomic unsigned long walks;
+static bool alloc_in_walk;
+
+_Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg) {
+  static _Atomic(backtrace_fn) real;
+  walks++;
+  if (alloc_in_walk) { /* the unwinder allocates: served, not sampled */
+    void *p = malloc(64);
+    sink = p;
+    free(p);
+    p = malloc(3000);
+    sink = p;
+    free(p);
+  }
+  backtrace_fn f = real;
+  if (f == NULL) {
+    f = (backtrace_fn)dlsym(RTLD_NEXT, "_Unwind_Backtrace");
+    real = f;
+  }
+  return f(fn, arg);
+}
+
+/* ---- the sites ---------------------------------------------------------------------------- */
+
+#define NOINLINE __attribute__((noinline, noclone))
+
+/* Each site stores what it made and returns through a volatile read, so no
+ * call is a tail call (the caller's frame stays on the stack). */
+static void *held_b[500], *held_d[7], *held_e[5];
+
+NOINLINE static void site_a(void) {
+  for (int i = 0; i < 1000; i++) {
+    void *p = malloc(40);
+    sink = p;
+    free(p);
+  }
+  (void)sink;
+}
+
+NOINLINE static void site_b(void) {
+  for (int i = 0; i < 500; i++) held_b[i] = malloc(100);
+  for (int i = 20; i < 500; i++) free(held_b[i]);
+  (void)sink;
+}
+
+static void *held_c[300];
+NOINLINE static void inner_c(void) {
+  for (int i = 0; i < 300; i++) held_c[i] = malloc(20);
+  (void)sink;
+}
+NOINLINE static void outer_c(void) {
+  inner_c();
+  for (int i = 0; i < 300; i++) free(held_c[i]);
+  (void)sink;
+}
+
+NOINLINE static void site_d(void) {
+  for (int i = 0; i < 7; i++) held_d[i] = malloc(200);
+  (void)sink;
+}
+
+NOINLINE static void site_e(void) {
+  for (int i = 0; i < 5; i++) held_e[i] = malloc(5000);
+  free(held_e[0]);
+  free(held_e[1]);
+  (void)sink;
+}
+
+NOINLINE static void site_f(void) {
+  for (int i = 0; i < 50; i++) {
+    void *p = calloc(1, 24);
+    sink = p;
+    free(p);
+  }
+  (void)sink;
+}
+
+NOINLINE static void run_exact(void) {
+  site_a();
+  site_b();
+  outer_c();
+  site_d();
+  site_e();
+  site_f();
+  (void)sink;
+}
+
+/* ---- sampling ------------------------------------------------------------------------------- */
+
+NOINLINE static void hot_site(void) {
+  void *p = malloc(64);
+  sink = p;
+  free(p);
+  (void)sink;
+}
+
+NOINLINE static void cold_site(void) {
+  void *p = malloc(64);
+  sink = p;
+  free(p);
+  (void)sink;
+}
+
+NOINLINE static void run_sampled(long n) {
+  for (long i = 0; i < n; i++) {
+    hot_site();
+    if (i % 10 == 0) cold_site();
+  }
+  (void)sink;
+}
+
+/* ---- threads and fork ---------------------------------------------------------------------- */
+
+NOINLINE static void thread_site(void) {
+  for (int i = 0; i < 1000; i++) {
+    void *p = malloc(48);
+    sink = p;
+    free(p);
+  }
+  (void)sink;
+}
+
+static void *thread_main(void *arg) {
+  thread_site();
+  return arg;
+}
+
+static void run_threads(void) {
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, thread_main, NULL);
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+}
+
+static void *held_parent[100], *held_child[200];
+
+NOINLINE static void parent_site(void) {
+  for (int i = 0; i < 100; i++) held_parent[i] = malloc(40);
+  (void)sink;
+}
+
+NOINLINE static void child_site(void) {
+  for (int i = 0; i < 200; i++) held_child[i] = malloc(40);
+  (void)sink;
+}
+
+static void run_fork(void) {
+  parent_site();
+  pid_t pid = fork();
+  if (pid == 0) {
+    child_site();
+    exit(0); /* the child's own report at exit */
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  say_u64("child", WIFEXITED(status) ? (uint64_t)WEXITSTATUS(status) : 99);
+}
+
+/* ---- frames -----------------------------------------------------------------------------------
+ */
+
+static void *frame_blocks[150];
+
+NOINLINE static void reuse_site(int n) {
+  for (int i = 0; i < n; i++) frame_blocks[i] = malloc(40);
+  for (int i = 0; i < n; i++) free(frame_blocks[i]);
+  (void)sink;
+}
+
+NOINLINE static void carve_site(void) {
+  for (int i = 0; i < 150; i++) frame_blocks[i] = malloc(40);
+  for (int i = 0; i < 150; i++) free(frame_blocks[i]);
+  (void)sink;
+}
+
+static void mark(void) {
+  if (sc_frame_mark) sc_frame_mark();
+}
+
+/** The frame pattern; with `api`, the check is switched on by the API. */
+static void run_frames(bool api) {
+  reuse_site(100); /* frame 1: the load */
+  mark();
+  if (api) sc_frame_expect_steady(true);
+  for (int f = 2; f <= 6; f++) {
+    reuse_site(50);
+    mark();
+  }
+  carve_site(); /* frame 7 */
+  mark();
+  for (int f = 8; f <= 10; f++) {
+    reuse_site(50);
+    mark();
+  }
+  if (api) say_u64("steady", sc_frame_expect_steady(false));
+}
+
+int main(int argc, char **argv) {
+  const char *v = getenv("SITES_PROG_UNWIND_ALLOC");
+  alloc_in_walk = v != NULL && v[0] == '1';
+  say_u64("pid", (uint64_t)getpid());
+  const char *mode = argc > 1 ? argv[1] : "exact";
+  if (strcmp(mode, "exact") == 0) {
+    run_exact();
+  } else if (strcmp(mode, "sampled") == 0) {
+    run_sampled(argc > 2 ? atol(argv[2]) : 1000000);
+  } else if (strcmp(mode, "threads") == 0) {
+    run_threads();
+  } else if (strcmp(mode, "fork") == 0) {
+    run_fork();
+  } else if (strcmp(mode, "frames") == 0) {
+    run_frames(false);
+  } else if (strcmp(mode, "steady") == 0) {
+    if (sc_frame_expect_steady == NULL) return 3;
+    run_frames(true);
+  } else {
+    say("unknown mode\n");
+    return 2;
+  }
+  say_u64("walks", walks);
+  return 0;
+}
