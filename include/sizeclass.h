@@ -60,6 +60,15 @@ size_t sc_trim(void);
  * SC_FRAME_MARK(): sc_frame_mark is then a weak reference, null unless
  * libsizeclass is preloaded or linked. */
 void sc_frame_mark(void);
+/** The steady-state check, around a section: with `on`, every frame from
+ * now on must reuse memory (carve no block never handed out before); with
+ * `off`, frames are no longer checked, whatever SIZECLASS_FRAME_CHECK says.
+ * A fresh carve while checking prints "sizeclass: frame N: fresh carve in
+ * class C B" on stderr (once per class; SIZECLASS_FRAME_CHECK=abort stops
+ * the program instead). Without SIZECLASS_FRAME_CHECK the check runs at each
+ * sc_frame_mark and at this call. Returns true when no fresh carve was seen
+ * while checking since the previous call. */
+bool sc_frame_expect_steady(bool on);
 #ifdef SC_FRAME_WEAK
 #pragma weak sc_frame_mark
 #define SC_FRAME_MARK() ((sc_frame_mark != 0) ? sc_frame_mark() : (void)0)

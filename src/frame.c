@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "sizeclass.h"
 #include "stats.h"
+#include "timeline.h"
 
 /** Frames excluded from the zero-fresh-carve count unless the environment
  * says otherwise. */
@@ -44,9 +45,8 @@ static int warmup_read;
 static sc_frame_stats_t frame_stats;
 static _Atomic uint64_t frame_seq; /* odd while frame_stats is being written */
 
-/** The class counters summed over every arena and class. */
-static totals_t totals_now(void) {
-  struct sc_class_stats cls[SC_CLASSES];
+/** The class counters summed over every arena (into cls) and class. */
+static totals_t totals_now(struct sc_class_stats cls[SC_CLASSES]) {
   totals_t t = {0, 0, 0, 0};
   sc__stats_classes(cls, false);
   for (unsigned c = 0; c < SC_CLASSES; c++) {
@@ -77,7 +77,8 @@ static uint64_t warmup_from_env(void) {
 /** Close the current frame: diff the counter sums with the last mark's. */
 sc_public void sc_frame_mark(void) {
   pthread_mutex_lock(&mark_lock);
-  totals_t now = totals_now();
+  struct sc_class_stats cls[SC_CLASSES];
+  totals_t now = totals_now(cls);
   totals_t d = {now.allocs - last_totals.allocs, now.frees - last_totals.frees,
                 now.fresh_carves - last_totals.fresh_carves, now.bytes - last_totals.bytes};
   last_totals = now;
@@ -100,6 +101,7 @@ sc_public void sc_frame_mark(void) {
   f->last_fresh_carves = d.fresh_carves;
   f->last_bytes = d.bytes;
   atomic_fetch_add_explicit(&frame_seq, 1, memory_order_release);
+  sc__timeline_mark(f->frames, cls); /* per-class history, steady-state check */
   pthread_mutex_unlock(&mark_lock);
 }
 

@@ -236,8 +236,9 @@ void sc__init(void);
  * the process starts (sc__init); 0: the fast paths do everything. */
 extern uint32_t sc__features;
 enum {
-  SC_FEATURE_EXACT = 1u << 0, /* exact per-request statistics (exact.h) */
-  SC_FEATURE_SITES = 1u << 1, /* allocation sites, SIZECLASS_SITES (sites.h) */
+  SC_FEATURE_EXACT = 1u << 0,       /* exact per-request statistics (exact.h) */
+  SC_FEATURE_SITES = 1u << 1,       /* allocation sites, SIZECLASS_SITES (sites.h) */
+  SC_FEATURE_FRAME_CHECK = 1u << 2, /* steady-state check, SIZECLASS_FRAME_CHECK (frame_check.h) */
 };
 /** True when blocks keep their requested size (the requested-size arrays
  * of the segments exist): features that need it set this. */

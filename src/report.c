@@ -4,6 +4,7 @@
 #include "emit.h"
 #include "report_sites.h"
 #include "stats.h"
+#include "timeline.h"
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
@@ -414,6 +415,7 @@ void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, b
   section_fallback(&e, &rep);
   section_arenas(&e, &st);
   section_frames(&e, &rep);
+  sc__report_timeline(&e, (st.tracked & SC_TRACKED_EXACT) != 0); /* timeline.c */
   section_purge(&e, &st);
   sc__report_sites(&e, reason != SC_REASON_SIGNAL); /* report_sites.c */
   sc__em_end(&e);

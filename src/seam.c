@@ -5,6 +5,7 @@
 
 #include "alloc.h"
 #include "exact.h"
+#include "frame_check.h"
 #include "options.h"
 #include "seam.h"
 #include "sites.h"
@@ -46,7 +47,8 @@ void sc__seam_decide(void) {
       value_on(sc__option("SIZECLASS_STATS", buf, sizeof(buf))) ||
       value_on(sc__option("SIZECLASS_STATS_SIGNAL", buf, sizeof(buf))))
     f |= SC_FEATURE_EXACT;
-  f |= sc__sites_decide(); /* SIZECLASS_SITES* (sites.c) */
+  f |= sc__sites_decide();       /* SIZECLASS_SITES* (sites.c) */
+  f |= sc__frame_check_decide(); /* SIZECLASS_FRAME_CHECK* (frame_check.c) */
   features_set(f);
 }
 
@@ -62,10 +64,12 @@ bool sc__seam_enable(uint32_t features) {
 /* ---- the hooks: each feature's work, in one place ------------------------- */
 
 /** The features' work on block b (of page, class c) just handed out for a
- * request of n bytes. */
-static inline void on_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c, size_t n) {
+ * request of n bytes; `fresh`: b was never handed out before. */
+static inline void on_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c, size_t n,
+                            bool fresh) {
   if (sc__exact_on()) sc__exact_alloc(a, page, b, c, n);
   if (sc__sites_on()) sc__sites_alloc(b, c, n);
+  if (sc_unlikely(fresh) && sc__frame_check_on()) sc__frame_check_fresh(c);
 }
 
 /** The features' work on a free by its owner a of block p of page, before
@@ -92,21 +96,30 @@ void sc__seam_sys_free(void *p) {
 
 /** sc__seam_alloc when the current page has no block. */
 static sc_cold void *alloc_refill(sc_arena_t *a, size_t n, unsigned c) {
+  /* Was the block a fresh carve? The refill takes it from the queue's next
+   * page (compare its high-water mark), from a page it just (re)initialised
+   * (its first block: fresh), or from a page that was full or idle (its
+   * blocks come back, none is fresh). */
+  sc_page_t *next = a->current[c] != &sc__empty_page ? a->current[c]->next : NULL;
+  uint8_t *next_mark = next != NULL ? next->fresh_end : NULL;
   sc_block_t *b = sc__arena_refill(a, c);
   if (sc_unlikely(b == NULL)) {
     b = sc__sys_memalign(sc__class_size(c), n); /* the OS refused a segment */
     if (b == NULL) errno = ENOMEM;
     return b;
   }
-  on_alloc(a, a->current[c], b, c, n); /* refill took b from the current page */
+  sc_page_t *page = a->current[c]; /* refill took b from the current page */
+  bool fresh = page == next ? page->fresh_end != next_mark : page->allocs == 1;
+  on_alloc(a, page, b, c, n, fresh);
   return b;
 }
 
 void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
   sc_page_t *page = a->current[c];
+  uint8_t *fresh_mark = page->fresh_end; /* raised by a fresh carve */
   sc_block_t *b = sc__page_take_ex(page, true);
   if (sc_unlikely(b == NULL)) return alloc_refill(a, n, c);
-  on_alloc(a, page, b, c, n);
+  on_alloc(a, page, b, c, n, page->fresh_end != fresh_mark);
   return b;
 }
 
