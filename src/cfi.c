@@ -62,7 +62,7 @@ static int64_t sleb(reader_t *r) {
     shift += 7;
   }
   if (b & 0x80) r->bad = true;
-  if (shift < 64 && (b & 0x40)) v |= -((int64_t)1 << shift);
+  if (shift < 64 && (b & 0x40)) v = (int64_t)((uint64_t)v | (~(uint64_t)0 << shift));
   return v;
 }
 

@@ -337,8 +337,11 @@ void sc__report_sites(sc_emitter_t *e, bool may_lock) {
 static void folded_name(sc_emitter_t *e, const char *s) {
   char buf[256];
   size_t n = 0;
-  for (; *s && n < sizeof(buf) - 1; s++)
-    buf[n++] = (*s == ';' || *s == ' ' || (unsigned char)*s < 0x20) ? '_' : *s;
+  for (; *s && n < sizeof(buf) - 1; s++) {
+    char ch = *s;
+    if (ch == ';' || ch == ' ' || (unsigned char)ch < 0x20) ch = '_';
+    buf[n++] = ch;
+  }
   buf[n] = 0;
   sc__em_text(e, buf);
 }

@@ -109,7 +109,8 @@ static sc_cold void *alloc_refill(sc_arena_t *a, size_t n, unsigned c) {
     return b;
   }
   sc_page_t *page = a->current[c]; /* refill took b from the current page */
-  bool fresh = page == next ? page->fresh_end != next_mark : page->allocs == 1;
+  bool fresh = page->allocs == 1;
+  if (page == next) fresh = page->fresh_end != next_mark;
   on_alloc(a, page, b, c, n, fresh);
   return b;
 }

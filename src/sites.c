@@ -30,6 +30,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "options.h"
 #include "size_class.h"
 
@@ -434,10 +435,12 @@ static void fork_release(bool child) {
   if (!sc__sites_on()) return;
   sampler.fork_locked = 0;
   sc__sites_map_fork_release(child);
-  if (child)
+  if (child) {
     pthread_mutex_init(&table_lock, NULL);
-  else
+    sc__cfi_fork_child();
+  } else {
     pthread_mutex_unlock(&table_lock);
+  }
 }
 
 static void fork_parent(void) { fork_release(false); }

@@ -70,7 +70,8 @@ bool sc__sites_map_put(uintptr_t addr, uint64_t val, uint64_t *old) {
   bool replaced = false;
   sc__sites_lock(&sh->lock);
   size_t slots = sh->slots != NULL ? sh->mask + 1 : 0;
-  if ((sh->count + 1) * 4 > slots * 3 && !resize(sh, slots ? slots * 2 : FIRST_SLOTS)) {
+  if ((sh->slots == NULL || (sh->count + 1) * 4 > slots * 3) &&
+      !resize(sh, slots ? slots * 2 : FIRST_SLOTS)) {
     /* No room and no memory: the block stays out of the map, and its site
      * keeps it live. Say it was there, so that the filter is left alone. */
     sc__sites_unlock(&sh->lock);
