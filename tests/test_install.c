@@ -160,6 +160,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
                    "./share/man/man1/sizeclass-run.1\n"
                    "./share/man/man3/sc_calloc.3\n"
                    "./share/man/man3/sc_class_size.3\n"
+                   "./share/man/man3/sc_frame_expect_steady.3\n"
                    "./share/man/man3/sc_frame_mark.3\n"
                    "./share/man/man3/sc_free.3\n"
                    "./share/man/man3/sc_malloc.3\n"

@@ -17,22 +17,25 @@
  *   sites_prog fork       parent_site 100 x malloc(40) kept; a child runs
  *                         child_site 200 x malloc(40) and exits (its own
  *                         report: use %p); the parent prints "child 0"
- *   sites_prog frames     marked frames: frame 1 loads 100 x malloc(40) and
- *                         frees them; frames 2..6 each allocate and free 50
- *                         (all reuse); frame 7 allocates 150 and frees them
- *                         (50 fresh carves, in carve_site); frames 8..10
- *                         allocate and free 50 again
- *   sites_prog steady     the frames pattern without SIZECLASS_FRAME_CHECK:
- *                         sc_frame_expect_steady(true) after frame 1 and
- *                         (false) after frame 10; prints "steady 0|1" (the
- *                         second call's result)
+ *   sites_prog signal     raise(SIGUSR1), whose handler's signal_site makes
+ *                         10 x malloc(40), kept: a stack through a signal frame
+ *   sites_prog frames     marked frames (all of class 64): frame 1 loads 100 x
+ *                         malloc(40) and frees them; frames 2..6, 8 and 10
+ *                         each allocate and free 50 (reuse_site: all reuse);
+ *                         frames 7 and 9 allocate 150 and 200 and free them
+ *                         (carve_site: 50 fresh carves each); 10 frames
+ *   sites_prog steady F   the frames pattern with sc_frame_expect_steady(true)
+ *                         after frame F and (false) after frame 10; prints
+ *                         "steady 0|1" (the second call's result)
  *
- * The program defines _Unwind_Backtrace (exported with -rdynamic, so the
- * library's calls bind to it): it counts the walks ("walks N" at exit) and,
- * with SITES_PROG_UNWIND_ALLOC=1, allocates and frees inside every walk —
- * the unwinder allocating, which must not recurse. */
+ * The program defines _Unwind_Backtrace and _Unwind_Find_FDE (exported
+ * with -rdynamic, so the library's calls bind to them): it counts the calls
+ * ("walks N" at exit) and, with SITES_PROG_UNWIND_ALLOC=1, allocates and
+ * frees inside every one — the unwinder allocating, which must not
+ * recurse. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,26 +67,43 @@ static void say_u64(const char *word, uint64_t v) {
 /* ---- the unwinder, interposed ------------------------------------------------------- */
 
 typedef _Unwind_Reason_Code (*backtrace_fn)(_Unwind_Trace_Fn, void *);
+typedef const void *(*find_fde_fn)(void *, void *);
 static _Atomic unsigned long walks;
 static bool alloc_in_walk;
 
+/** What an unwinder that allocates would do: allocate and free (a class
+ * block and a system one), from inside the library's stack walk. */
+static void unwinder_allocates(void) {
+  walks++;
+  if (!alloc_in_walk) return;
+  void *p = malloc(64);
+  sink = p;
+  free(p);
+  p = malloc(3000);
+  sink = p;
+  free(p);
+}
+
 _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg) {
   static _Atomic(backtrace_fn) real;
-  walks++;
-  if (alloc_in_walk) { /* the unwinder allocates: served, not sampled */
-    void *p = malloc(64);
-    sink = p;
-    free(p);
-    p = malloc(3000);
-    sink = p;
-    free(p);
-  }
+  unwinder_allocates();
   backtrace_fn f = real;
   if (f == NULL) {
     f = (backtrace_fn)dlsym(RTLD_NEXT, "_Unwind_Backtrace");
     real = f;
   }
   return f(fn, arg);
+}
+
+const void *_Unwind_Find_FDE(void *pc, void *bases) {
+  static _Atomic(find_fde_fn) real;
+  unwinder_allocates();
+  find_fde_fn f = real;
+  if (f == NULL) {
+    f = (find_fde_fn)dlsym(RTLD_NEXT, "_Unwind_Find_FDE");
+    real = f;
+  }
+  return f(pc, bases);
 }
 
 /* ---- the sites ---------------------------------------------------------------------------- */
@@ -221,10 +241,30 @@ static void run_fork(void) {
   say_u64("child", WIFEXITED(status) ? (uint64_t)WEXITSTATUS(status) : 99);
 }
 
+/* ---- a signal frame ---------------------------------------------------------------------- */
+
+static void *held_signal[10];
+
+NOINLINE static void signal_site(void) {
+  for (int i = 0; i < 10; i++) held_signal[i] = malloc(40);
+  (void)sink;
+}
+
+static void on_signal(int sig) {
+  (void)sig;
+  signal_site();
+  (void)sink;
+}
+
+static void run_signal(void) {
+  signal(SIGUSR1, on_signal);
+  raise(SIGUSR1);
+}
+
 /* ---- frames -----------------------------------------------------------------------------------
  */
 
-static void *frame_blocks[150];
+static void *frame_blocks[200];
 
 NOINLINE static void reuse_site(int n) {
   for (int i = 0; i < n; i++) frame_blocks[i] = malloc(40);
@@ -232,32 +272,24 @@ NOINLINE static void reuse_site(int n) {
   (void)sink;
 }
 
-NOINLINE static void carve_site(void) {
-  for (int i = 0; i < 150; i++) frame_blocks[i] = malloc(40);
-  for (int i = 0; i < 150; i++) free(frame_blocks[i]);
+NOINLINE static void carve_site(int n) {
+  for (int i = 0; i < n; i++) frame_blocks[i] = malloc(40);
+  for (int i = 0; i < n; i++) free(frame_blocks[i]);
   (void)sink;
 }
 
-static void mark(void) {
-  if (sc_frame_mark) sc_frame_mark();
-}
-
-/** The frame pattern; with `api`, the check is switched on by the API. */
-static void run_frames(bool api) {
-  reuse_site(100); /* frame 1: the load */
-  mark();
-  if (api) sc_frame_expect_steady(true);
-  for (int f = 2; f <= 6; f++) {
-    reuse_site(50);
-    mark();
+/** The frame pattern; with steady_from > 0, the check is switched on by
+ * the API after that frame and off after the last. */
+static void run_frames(int steady_from) {
+  for (int f = 1; f <= 10; f++) {
+    if (f == 1) reuse_site(100); /* the load */
+    if (f == 7) carve_site(150);
+    if (f == 9) carve_site(200);
+    if (f != 1 && f != 7 && f != 9) reuse_site(50);
+    if (sc_frame_mark) sc_frame_mark();
+    if (f == steady_from) sc_frame_expect_steady(true);
   }
-  carve_site(); /* frame 7 */
-  mark();
-  for (int f = 8; f <= 10; f++) {
-    reuse_site(50);
-    mark();
-  }
-  if (api) say_u64("steady", sc_frame_expect_steady(false));
+  if (steady_from > 0) say_u64("steady", sc_frame_expect_steady(false));
 }
 
 int main(int argc, char **argv) {
@@ -273,11 +305,13 @@ int main(int argc, char **argv) {
     run_threads();
   } else if (strcmp(mode, "fork") == 0) {
     run_fork();
+  } else if (strcmp(mode, "signal") == 0) {
+    run_signal();
   } else if (strcmp(mode, "frames") == 0) {
-    run_frames(false);
+    run_frames(0);
   } else if (strcmp(mode, "steady") == 0) {
     if (sc_frame_expect_steady == NULL) return 3;
-    run_frames(true);
+    run_frames(argc > 2 ? atoi(argv[2]) : 1);
   } else {
     say("unknown mode\n");
     return 2;
