@@ -147,4 +147,8 @@ void sc__sys_free(void *p) {
   }
   if (sc__exact_on()) add_live_bytes(-bytes);
   __libc_free(p);
+  if (sc_likely(a != NULL))
+    sc__sys_trim_freed(&a->sys_trim_debt, bytes);
+  else
+    sc__sys_trim_freed_shared(bytes);
 }

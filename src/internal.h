@@ -210,6 +210,7 @@ struct sc_arena_s {
   uint64_t slow_calls;    /* slow-path entries (purge pacing) */
   sc_purge_state_t purge; /* memory return (purge.c) */
   sc_fallback_counts_t fallback;
+  uint64_t sys_trim_debt;     /* system bytes freed since this thread looked (sys_trim.c) */
   sc_arena_t *next_all;       /* global list of every arena */
   sc_arena_t *next_abandoned; /* abandoned-arena stack */
   uint64_t id;
@@ -362,6 +363,20 @@ void *sc__sys_realloc(void *p, size_t n);
 void *sc__sys_memalign(size_t align, size_t n);
 void sc__sys_free(void *p);
 size_t sc__sys_usable_size(const void *p);
+
+/* ---- sys_trim.c (when the system allocator gives memory back) ---------- */
+/** Set glibc's thresholds for the paced policy (or leave glibc's own, if
+ * the user chose); from the constructor. */
+void sc__sys_trim_init(void);
+/** A thread freed `bytes` of system blocks; *debt is its count since its
+ * last look: past SC_SYS_TRIM_DEBT, trim glibc's heaps if the purge delay
+ * has passed since the last trim. */
+void sc__sys_trim_freed(uint64_t *debt, uint64_t bytes);
+/** The same for a thread without an arena (one shared, atomic count). */
+void sc__sys_trim_freed_shared(uint64_t bytes);
+/** True when the paced policy is in force; paced trims so far. */
+bool sc__sys_trim_paced(void);
+uint64_t sc__sys_trim_count(void);
 
 /* ---- harden.c -------------------------------------------------------- */
 sc_noreturn sc_cold void sc__fatal_block(const char *what, const void *p, unsigned class_size);
