@@ -49,6 +49,7 @@ static inline void sc__page_fresh_mark(sc_page_t *page, uint8_t *end) {
  * return the block at once: a tail jump) or, with `goes_on`, in
  * sc__fatal_list_at; neither returns. */
 static inline sc_block_t *sc__page_take_ex(sc_page_t *page, bool goes_on) {
+  (void)goes_on; /* only the hardened check uses it */
   sc_block_t *b = page->free;
   if (sc_likely(!sc__is_list_end(b))) {
     sc_block_t *next = sc__decode(b->next);
