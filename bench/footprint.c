@@ -65,9 +65,9 @@ typedef struct fp_s {
   uint64_t next_tag, allocs;
   unsigned large_permille; /* burst objects above 1 KiB, per mille */
   long peak_kb;
-  long base_kb;        /* RSS before the first allocation */
+  long base_kb;         /* RSS before the first allocation */
   uint64_t block_bytes; /* blocks of the live objects (class sizes, see floor_kb) */
-  long floor_kb;       /* the largest floor seen at a sample */
+  long floor_kb;        /* the largest floor seen at a sample */
   set_t level, burst, settle;
 } fp_t;
 
@@ -81,14 +81,16 @@ static uint64_t class_block(size_t n) {
 }
 
 /** Bookkeeping pages in use: the high-water mark of a set's array. */
-static uint64_t set_pages_bytes(const set_t *s) { return (s->hw * sizeof(obj_t) + 4095) & ~4095ull; }
+static uint64_t set_pages_bytes(const set_t *s) {
+  return (s->hw * sizeof(obj_t) + 4095) & ~4095ull;
+}
 
 /** Sample RSS into the peak, and the floor into its own peak; return RSS. */
 static long sample(fp_t *f) {
   long kb = bench_rss_kb();
   if (kb > f->peak_kb) f->peak_kb = kb;
-  uint64_t book = set_pages_bytes(&f->level) + set_pages_bytes(&f->burst) +
-                  set_pages_bytes(&f->settle);
+  uint64_t book =
+      set_pages_bytes(&f->level) + set_pages_bytes(&f->burst) + set_pages_bytes(&f->settle);
   long floor = f->base_kb + (long)((f->block_bytes + book) >> 10);
   if (floor > f->floor_kb) f->floor_kb = floor;
   return kb;

@@ -254,7 +254,7 @@ uint64_t sc__os_now_ns(void);
 void sc__os_write_all(int fd, const char *buf, size_t len);
 
 /* ---- segment.c ------------------------------------------------------- */
-extern _Atomic(uint64_t) sc__segment_map[SC_SEGMENT_MAP_WORDS];
+extern _Atomic(uint8_t) sc__segment_map[SC_SEGMENT_MAP_SIZE];
 /** Pages at the start of every segment that hold metadata: 1, or
  * SC_META_PAGES_EXACT with the requested-size arrays (sc__req_arrays). */
 extern unsigned sc__meta_pages;
@@ -264,9 +264,8 @@ extern unsigned sc__meta_pages;
  * x86-64 lies there (ours and glibc's), and garbage above it is not worth
  * an instruction on every free. */
 static inline bool sc__segment_owned(uintptr_t p) {
-  uintptr_t idx = (p >> SC_SEGMENT_SHIFT) & ((SC_SEGMENT_MAP_WORDS << 6) - 1);
-  uint64_t word = atomic_load_explicit(&sc__segment_map[idx >> 6], memory_order_relaxed);
-  return (word >> (idx & 63)) & 1;
+  uintptr_t idx = (p >> SC_SEGMENT_SHIFT) & (SC_SEGMENT_MAP_SIZE - 1);
+  return atomic_load_explicit(&sc__segment_map[idx], memory_order_relaxed) != 0;
 }
 static inline sc_segment_t *sc__segment_of(uintptr_t p) {
   return (sc_segment_t *)(p & ~(uintptr_t)SC_SEGMENT_MASK);

@@ -35,7 +35,7 @@
  * is due. */
 #define SC_SYS_TRIM_DEBT ((uint64_t)16 << 20)
 
-static bool paced;                  /* the policy above is in force */
+static bool paced;                    /* the policy above is in force */
 static _Atomic uint64_t last_trim_ns; /* when the last paced trim ran */
 static _Atomic uint64_t trims;        /* paced trims so far */
 
