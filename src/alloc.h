@@ -129,6 +129,17 @@ static inline void sc__page_misuse(const sc_page_t *page, void *p) {
     sc__fatal_double(p, page);
 }
 
+/** Free block p of page, owned by the calling thread: put it back, then
+ * what the page needs, or the misuse report. */
+static inline void sc__page_free(sc_page_t *page, void *p) {
+  int r = sc__page_put(page, p);
+  if (sc_likely(r == 0)) return;
+  if (r > 0)
+    sc__page_after_free(page);
+  else
+    sc__page_misuse(page, p);
+}
+
 /** Allocate n <= SC_SMALL_MAX bytes from class c; NULL + ENOMEM on failure. */
 static inline void *sc__alloc_small(size_t n, unsigned c) {
   sc_block_t *b = sc__page_take(sc__thread.current[c]);
@@ -154,12 +165,7 @@ static inline void sc__free_inline(void *p) {
     sc__free_other(p, page);
     return;
   }
-  int r = sc__page_put(page, p);
-  if (sc_likely(r == 0)) return;
-  if (r > 0)
-    sc__page_after_free(page);
-  else
-    sc__page_misuse(page, p);
+  sc__page_free(page, p);
 }
 
 #endif /* SC_ALLOC_H */
