@@ -23,7 +23,14 @@
  * whichever the preloaded allocator exports). Prints one line per level and
  *   footprint: peak_rss_kb=P settled_rss_kb=S live_kb=L trim=T
  * (P: the largest of the samples and getrusage's peak; L: bytes requested
- * by the objects live at the end)
+ * by the objects live at the end), then
+ *   EXTRA floor_kb=F peak_rss_kb=P
+ * the least any allocator with power-of-two classes of 16..1024 B could
+ * have been resident with, at the worst moment: the largest, over the
+ * samples, of the resident set before the first allocation, plus the pages
+ * of bookkeeping arrays in use, plus every live object's block (its
+ * power-of-two class for requests of 1024 B or less, the request itself
+ * above)
  * then the RESULT line: metric = settled RSS in KiB (RSS at the end of the
  * last settle phase), rss_kb = peak RSS (getrusage). Every block is stamped
  * on creation and checked before its free. Bookkeeping arrays come from
@@ -50,6 +57,7 @@ typedef struct obj_s {
 typedef struct set_s {
   obj_t *v;
   size_t n, cap;
+  size_t hw; /* most objects held since the last clear (pages touched) */
 } set_t;
 
 typedef struct fp_s {
@@ -57,13 +65,34 @@ typedef struct fp_s {
   uint64_t next_tag, allocs;
   unsigned large_permille; /* burst objects above 1 KiB, per mille */
   long peak_kb;
+  long base_kb;         /* RSS before the first allocation */
+  uint64_t block_bytes; /* blocks of the live objects (class sizes, see floor_kb) */
+  long floor_kb;        /* the largest floor seen at a sample */
   set_t level, burst, settle;
 } fp_t;
 
-/** Sample RSS into the peak; return it. */
+/** The block a request of n bytes needs at least: its power-of-two class
+ * (16 B at least) up to 1024 B, the request itself above. */
+static uint64_t class_block(size_t n) {
+  if (n > 1024) return n;
+  uint64_t c = 16;
+  while (c < n) c <<= 1;
+  return c;
+}
+
+/** Bookkeeping pages in use: the high-water mark of a set's array. */
+static uint64_t set_pages_bytes(const set_t *s) {
+  return (s->hw * sizeof(obj_t) + 4095) & ~4095ull;
+}
+
+/** Sample RSS into the peak, and the floor into its own peak; return RSS. */
 static long sample(fp_t *f) {
   long kb = bench_rss_kb();
   if (kb > f->peak_kb) f->peak_kb = kb;
+  uint64_t book =
+      set_pages_bytes(&f->level) + set_pages_bytes(&f->burst) + set_pages_bytes(&f->settle);
+  long floor = f->base_kb + (long)((f->block_bytes + book) >> 10);
+  if (floor > f->floor_kb) f->floor_kb = floor;
   return kb;
 }
 
@@ -82,6 +111,7 @@ static void set_init(set_t *s, size_t cap) {
  * every allocator; they should not count in the settled figure). */
 static void set_clear(set_t *s) {
   s->n = 0;
+  s->hw = 0;
   madvise(s->v, s->cap * sizeof(obj_t), MADV_DONTNEED);
 }
 
@@ -98,6 +128,8 @@ static void spawn(fp_t *f, set_t *s, size_t n, uint32_t death) {
     exit(4);
   }
   obj_t *o = &s->v[s->n++];
+  if (s->n > s->hw) s->hw = s->n;
+  f->block_bytes += class_block(n);
   o->size = (uint32_t)n;
   o->death = death;
   o->tag = bench_mix(++f->next_tag);
@@ -107,8 +139,9 @@ static void spawn(fp_t *f, set_t *s, size_t n, uint32_t death) {
 }
 
 /** Check and free object i of s; the last one takes its place. */
-static void retire(set_t *s, size_t i) {
+static void retire(fp_t *f, set_t *s, size_t i) {
   obj_t *o = &s->v[i];
+  f->block_bytes -= class_block(o->size);
   bench_check(o->p, o->size, o->tag);
   free(o->p);
   s->v[i] = s->v[--s->n];
@@ -116,7 +149,7 @@ static void retire(set_t *s, size_t i) {
 
 /** Retire every object of s in random order. */
 static void retire_all(fp_t *f, set_t *s) {
-  while (s->n > 0) retire(s, (size_t)bench_range(&f->rng, 0, s->n - 1));
+  while (s->n > 0) retire(f, s, (size_t)bench_range(&f->rng, 0, s->n - 1));
 }
 
 /** Level objects: level k favours a different band of sizes. */
@@ -151,7 +184,7 @@ static void load_level(fp_t *f, unsigned k, size_t bytes) {
 static void play_burst(fp_t *f, size_t bytes) {
   for (int frame = 0; frame < 60; frame++) {
     for (size_t k = f->burst.n / 20; k > 0; k--)
-      retire(&f->burst, (size_t)bench_range(&f->rng, 0, f->burst.n - 1));
+      retire(f, &f->burst, (size_t)bench_range(&f->rng, 0, f->burst.n - 1));
     for (size_t made = 0; made < bytes / 20;) {
       size_t n = burst_size(f);
       spawn(f, &f->burst, n, 0);
@@ -180,7 +213,7 @@ static long settle(fp_t *f, long ms) {
   for (uint32_t frame = 0; frame < frames; frame++) {
     for (size_t i = 0; i < f->settle.n;) {
       if (f->settle.v[i].death <= frame)
-        retire(&f->settle, i);
+        retire(f, &f->settle, i);
       else
         i++;
     }
@@ -210,6 +243,7 @@ int main(int argc, char **argv) {
   set_init(&f.level, (level_mb << 20) / 16 + 16);
   set_init(&f.burst, (burst_mb << 20) / 16 + 16);
   set_init(&f.settle, 300 * 32);
+  f.base_kb = bench_rss_kb();
 
   long settled = 0;
   uint64_t t0 = bench_now_ns();
@@ -237,6 +271,7 @@ int main(int argc, char **argv) {
   if (bench_peak_rss_kb() > f.peak_kb) f.peak_kb = bench_peak_rss_kb();
   printf("footprint: peak_rss_kb=%ld settled_rss_kb=%ld live_kb=%llu trim=%d (%.1f s)\n", f.peak_kb,
          settled, (unsigned long long)(live >> 10), trim, secs);
+  printf("EXTRA floor_kb=%ld peak_rss_kb=%ld\n", f.floor_kb, f.peak_kb);
   bench_result("footprint", (double)settled, "KiB", f.allocs);
   return 0;
 }

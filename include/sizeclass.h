@@ -137,7 +137,8 @@ struct sc_stats {
   } frames; /* sc_frame_mark() */
   struct {
     uint64_t purges, bytes_returned, pages_reused_after_purge;
-  } purge; /* memory given back to the OS */
+    uint64_t system_trims; /* malloc_trim runs of the paced system policy */
+  } purge;                 /* memory given back to the OS */
   struct {
     uint64_t pid, peak_rss_bytes, rss_bytes, wall_ns;
   } process;

@@ -49,6 +49,7 @@ static inline void sc__page_fresh_mark(sc_page_t *page, uint8_t *end) {
  * return the block at once: a tail jump) or, with `goes_on`, in
  * sc__fatal_list_at; neither returns. */
 static inline sc_block_t *sc__page_take_ex(sc_page_t *page, bool goes_on) {
+  (void)goes_on; /* only the hardened check uses it */
   sc_block_t *b = page->free;
   if (sc_likely(!sc__is_list_end(b))) {
     sc_block_t *next = sc__decode(b->next);
@@ -91,6 +92,18 @@ static inline bool sc__bad_local(const sc_page_t *page, uintptr_t p) {
 #endif
 }
 
+/** --*used, and true when the result is <= 0 as a signed number (full,
+ * trapped or emptied page): one subtract and one branch on x86-64. */
+static inline bool sc__used_dec(uint32_t *used) {
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+  bool le; /* the flags of used - 1 say used <= 1 (signed), that is the result <= 0 */
+  __asm__("subl $1, %0" : "+m"(*used), "=@ccle"(le));
+  return le;
+#else
+  return (int32_t)-- * used <= 0;
+#endif
+}
+
 /** Put block p of page (owned by the calling thread) back on its free
  * list: 0 done, 1 done and the page needs sc__page_after_free (full,
  * trapped, or now empty), -1 misuse (p is not a live block: reported by
@@ -105,7 +118,7 @@ static inline int sc__page_put(sc_page_t *page, void *p) {
 #endif
   b->next = sc__encode(page->free);
   page->free = b;
-  return (int32_t)--page->used <= 0;
+  return sc__used_dec(&page->used);
 }
 
 /** Report the misuse sc__page_put refused (never returns). */
@@ -114,6 +127,17 @@ static inline void sc__page_misuse(const sc_page_t *page, void *p) {
     sc__fatal_invalid(p);
   else
     sc__fatal_double(p, page);
+}
+
+/** Free block p of page, owned by the calling thread: put it back, then
+ * what the page needs, or the misuse report. */
+static inline void sc__page_free(sc_page_t *page, void *p) {
+  int r = sc__page_put(page, p);
+  if (sc_likely(r == 0)) return;
+  if (r > 0)
+    sc__page_after_free(page);
+  else
+    sc__page_misuse(page, p);
 }
 
 /** Allocate n <= SC_SMALL_MAX bytes from class c; NULL + ENOMEM on failure. */
@@ -141,12 +165,7 @@ static inline void sc__free_inline(void *p) {
     sc__free_other(p, page);
     return;
   }
-  int r = sc__page_put(page, p);
-  if (sc_likely(r == 0)) return;
-  if (r > 0)
-    sc__page_after_free(page);
-  else
-    sc__page_misuse(page, p);
+  sc__page_free(page, p);
 }
 
 #endif /* SC_ALLOC_H */

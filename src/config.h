@@ -50,7 +50,8 @@
 
 /** User-space addresses we register: below 2^47 (x86-64 4-level paging). */
 #define SC_ADDRESS_BITS 47
-#define SC_SEGMENT_MAP_WORDS ((size_t)1 << (SC_ADDRESS_BITS - SC_SEGMENT_SHIFT - 6))
+/** Entries of the segment map: one byte per possible segment below 2^47. */
+#define SC_SEGMENT_MAP_SIZE ((size_t)1 << (SC_ADDRESS_BITS - SC_SEGMENT_SHIFT))
 
 #if defined(__GNUC__)
 #define sc_likely(x) __builtin_expect(!!(x), 1)

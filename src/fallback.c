@@ -10,6 +10,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "exact.h"
 #include "seam.h"
@@ -29,12 +31,49 @@ sc_fallback_shared_t sc__fallback_shared;
 static size_t (*sys_usable_size_fn)(void *);
 static int (*sys_trim_fn)(size_t);
 
+/** Usable size of live glibc block p, from its chunk header alone: the
+ * size word just before the block (bit 1 marks an mmapped chunk, whose
+ * header is two words). glibc's malloc_usable_size also reads the next
+ * chunk's header to see whether p is in use — another cache line on every
+ * call, which the counters of a block the caller just made or is freeing
+ * need not pay. */
+static size_t header_size(const void *p) {
+  size_t word = ((const size_t *)p)[-1];
+  size_t chunk = word & ~(size_t)7;
+  return (word & 2) ? chunk - 2 * sizeof(size_t) : chunk - sizeof(size_t);
+}
+
+/* False when the "system allocator" behind __libc_malloc is not glibc's
+ * own: a valgrind tool that replaces malloc (its blocks have no glibc
+ * header), or AddressSanitizer (mk/sanitize.mk routes the system route to
+ * its malloc). Then glibc's (or the tool's) malloc_usable_size answers. */
+static bool headers_are_glibcs = true;
+
+/** True when LD_PRELOAD holds a valgrind tool that replaces malloc (every
+ * vgpreload_* but the core). */
+static bool valgrind_replaces_malloc(void) {
+  const char *pre = getenv("LD_PRELOAD");
+  for (const char *s = pre; s != NULL && (s = strstr(s, "vgpreload_")) != NULL; s++)
+    if (strncmp(s + 10, "core", 4) != 0) return true;
+  return false;
+}
+
+static size_t block_size(const void *p) {
+  if (sc_likely(headers_are_glibcs) || sys_usable_size_fn == NULL) return header_size(p);
+  return sys_usable_size_fn((void *)p);
+}
+
 /* The version glibc gives these symbols on x86-64: another library's
  * unversioned definitions never match it. (dlopen of libc would work too,
  * but it allocates.) */
 #define SC_GLIBC_BASE_VERSION "GLIBC_2.2.5"
 
 void sc__sys_bind(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  headers_are_glibcs = false;
+#else
+  headers_are_glibcs = !valgrind_replaces_malloc();
+#endif
   /* Not found: the chunk header is read directly, and nothing is trimmed. */
   sys_usable_size_fn =
       (size_t(*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", SC_GLIBC_BASE_VERSION);
@@ -45,11 +84,7 @@ int sc__sys_trim(size_t pad) { return sys_trim_fn != NULL ? sys_trim_fn(pad) : 0
 
 size_t sc__sys_usable_size(const void *p) {
   if (sys_usable_size_fn != NULL) return sys_usable_size_fn((void *)p);
-  /* Before the constructor: read glibc's chunk header (size word before the
-   * block; bit 1 marks an mmapped chunk, whose header is two words). */
-  size_t word = ((const size_t *)p)[-1];
-  size_t chunk = word & ~(size_t)7;
-  return (word & 2) ? chunk - 2 * sizeof(size_t) : chunk - sizeof(size_t);
+  return header_size(p); /* before the constructor */
 }
 
 /* ---- exact statistics: process-wide live and peak bytes -------------------- */
@@ -71,18 +106,22 @@ static void add_live_bytes(uint64_t delta) {
 enum { CALL_MALLOC, CALL_ALIGNED, CALL_REALLOC };
 
 /** Count one call of kind `call` that made block p (NULL: it failed) of
- * `bytes` usable bytes, and released `freed` bytes (realloc's old block). */
+ * `bytes` usable bytes (`made`: a new block, not a resized one), and
+ * released `freed` bytes (realloc's old block). Plain adds, one field at a
+ * time: merged into one 16-byte access, the compiler's choice, they stalled
+ * on the store-to-load forwarding of the previous free's 8-byte add. */
 static void count_call(int call, const void *p, uint64_t bytes, bool made, uint64_t freed) {
   sc_arena_t *a = sc__thread.arena;
   if (sc_likely(a != NULL)) {
     sc_fallback_counts_t *k = &a->fallback;
-    k->malloc_calls += call == CALL_MALLOC;
-    k->aligned_calls += call == CALL_ALIGNED;
-    k->realloc_calls += call == CALL_REALLOC;
+    uint64_t *calls = call == CALL_MALLOC    ? &k->malloc_calls
+                      : call == CALL_ALIGNED ? &k->aligned_calls
+                                             : &k->realloc_calls;
+    ++*calls;
     if (p != NULL) {
       k->allocs += made;
-      k->bytes_total += bytes;
-      k->bytes_freed += freed;
+      __atomic_store_n(&k->bytes_total, k->bytes_total + bytes, __ATOMIC_RELAXED);
+      if (freed != 0) __atomic_store_n(&k->bytes_freed, k->bytes_freed + freed, __ATOMIC_RELAXED);
     }
   } else {
     sc_fallback_shared_t *s = &sc__fallback_shared;
@@ -101,7 +140,7 @@ static void count_call(int call, const void *p, uint64_t bytes, bool made, uint6
 
 /** Count block p of the system allocator, made by a call of kind `call`. */
 static void count_made(void *p, int call) {
-  count_call(call, p, p != NULL ? sc__sys_usable_size(p) : 0, true, 0);
+  count_call(call, p, p != NULL ? block_size(p) : 0, true, 0);
 }
 
 void *sc__sys_malloc(size_t n) {
@@ -126,17 +165,17 @@ void *sc__sys_memalign(size_t align, size_t n) {
 }
 
 void *sc__sys_realloc(void *p, size_t n) {
-  size_t old = sc__sys_usable_size(p);
+  size_t old = block_size(p);
   if (sc__features != 0) sc__seam_sys_free(p);
   void *q = __libc_realloc(p, n);
-  count_call(CALL_REALLOC, q, q != NULL ? sc__sys_usable_size(q) : 0, false, old);
+  count_call(CALL_REALLOC, q, q != NULL ? block_size(q) : 0, false, old);
   if (sc__features != 0) sc__seam_sys_alloc(q != NULL ? q : p, q != NULL ? n : old);
   return q;
 }
 
 void sc__sys_free(void *p) {
   if (sc__features != 0) sc__seam_sys_free(p);
-  uint64_t bytes = sc__sys_usable_size(p);
+  uint64_t bytes = block_size(p);
   sc_arena_t *a = sc__thread.arena;
   if (sc_likely(a != NULL)) {
     a->fallback.frees++;
@@ -147,4 +186,8 @@ void sc__sys_free(void *p) {
   }
   if (sc__exact_on()) add_live_bytes(-bytes);
   __libc_free(p);
+  if (sc_likely(a != NULL))
+    sc__sys_trim_freed(&a->sys_trim_debt, bytes);
+  else
+    sc__sys_trim_freed_shared(bytes);
 }

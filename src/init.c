@@ -60,5 +60,6 @@ static void fork_child(void) { sc__arena_fork_child(); }
 __attribute__((constructor)) static void sc_constructor(void) {
   sc__init();
   sc__sys_bind();
+  sc__sys_trim_init();
   pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

@@ -210,6 +210,7 @@ struct sc_arena_s {
   uint64_t slow_calls;    /* slow-path entries (purge pacing) */
   sc_purge_state_t purge; /* memory return (purge.c) */
   sc_fallback_counts_t fallback;
+  uint64_t sys_trim_debt;     /* system bytes freed since this thread looked (sys_trim.c) */
   sc_arena_t *next_all;       /* global list of every arena */
   sc_arena_t *next_abandoned; /* abandoned-arena stack */
   uint64_t id;
@@ -255,7 +256,7 @@ uint64_t sc__os_now_ns(void);
 void sc__os_write_all(int fd, const char *buf, size_t len);
 
 /* ---- segment.c ------------------------------------------------------- */
-extern _Atomic(uint64_t) sc__segment_map[SC_SEGMENT_MAP_WORDS];
+extern _Atomic(uint8_t) sc__segment_map[SC_SEGMENT_MAP_SIZE];
 /** Pages at the start of every segment that hold metadata: 1, or
  * SC_META_PAGES_EXACT with the requested-size arrays (sc__req_arrays). */
 extern unsigned sc__meta_pages;
@@ -265,9 +266,8 @@ extern unsigned sc__meta_pages;
  * x86-64 lies there (ours and glibc's), and garbage above it is not worth
  * an instruction on every free. */
 static inline bool sc__segment_owned(uintptr_t p) {
-  uintptr_t idx = (p >> SC_SEGMENT_SHIFT) & ((SC_SEGMENT_MAP_WORDS << 6) - 1);
-  uint64_t word = atomic_load_explicit(&sc__segment_map[idx >> 6], memory_order_relaxed);
-  return (word >> (idx & 63)) & 1;
+  uintptr_t idx = (p >> SC_SEGMENT_SHIFT) & (SC_SEGMENT_MAP_SIZE - 1);
+  return atomic_load_explicit(&sc__segment_map[idx], memory_order_relaxed) != 0;
 }
 static inline sc_segment_t *sc__segment_of(uintptr_t p) {
   return (sc_segment_t *)(p & ~(uintptr_t)SC_SEGMENT_MASK);
@@ -364,6 +364,20 @@ void *sc__sys_realloc(void *p, size_t n);
 void *sc__sys_memalign(size_t align, size_t n);
 void sc__sys_free(void *p);
 size_t sc__sys_usable_size(const void *p);
+
+/* ---- sys_trim.c (when the system allocator gives memory back) ---------- */
+/** Set glibc's thresholds for the paced policy (or leave glibc's own, if
+ * the user chose); from the constructor. */
+void sc__sys_trim_init(void);
+/** A thread freed `bytes` of system blocks; *debt is its count since its
+ * last look: past SC_SYS_TRIM_DEBT, trim glibc's heaps if the purge delay
+ * has passed since the last trim. */
+void sc__sys_trim_freed(uint64_t *debt, uint64_t bytes);
+/** The same for a thread without an arena (one shared, atomic count). */
+void sc__sys_trim_freed_shared(uint64_t bytes);
+/** True when the paced policy is in force; paced trims so far. */
+bool sc__sys_trim_paced(void);
+uint64_t sc__sys_trim_count(void);
 
 /* ---- harden.c -------------------------------------------------------- */
 sc_noreturn sc_cold void sc__fatal_block(const char *what, const void *p, unsigned class_size);

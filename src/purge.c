@@ -457,6 +457,8 @@ void sc__purge_configure(uint64_t delay_ms, uint32_t step_pages) {
   purge_interval_ns = purge_delay_ns < SC_PURGE_INTERVAL_NS ? purge_delay_ns : SC_PURGE_INTERVAL_NS;
 }
 
+uint64_t sc__purge_delay_ns(void) { return purge_delay_ns; }
+
 void sc__purge_settings(uint64_t *delay_ms, uint32_t *step_pages) {
   *delay_ms = purge_delay_ns / 1000000ull;
   *step_pages = purge_step;

@@ -87,6 +87,9 @@ void sc__purge_read_env(void);
  * tests; the environment does this at load time. */
 void sc__purge_configure(uint64_t delay_ms, uint32_t step_pages);
 
+/** The delay in force, in nanoseconds. */
+uint64_t sc__purge_delay_ns(void);
+
 /** The delay (ms) and step (pages) in force. */
 void sc__purge_settings(uint64_t *delay_ms, uint32_t *step_pages);
 

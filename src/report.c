@@ -366,6 +366,7 @@ static void section_purge(sc_emitter_t *e, const struct sc_stats *st) {
   sc__em_kv(e, "bytes_returned", "bytes returned", sc__ev(SC_EV_BYTES, st->purge.bytes_returned));
   sc__em_kv(e, "pages_reused_after_purge", "pages reused",
             sc__ev(SC_EV_COUNT, st->purge.pages_reused_after_purge));
+  sc__em_kv(e, "system_trims", "system trims", sc__ev(SC_EV_COUNT, st->purge.system_trims));
   sc__em_section_end(e);
 }
 

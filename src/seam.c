@@ -126,12 +126,7 @@ void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
 
 void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
   on_free_local(a, page, p);
-  int r = sc__page_put(page, p);
-  if (sc_likely(r == 0)) return;
-  if (r > 0)
-    sc__page_after_free(page);
-  else
-    sc__page_misuse(page, p);
+  sc__page_free(page, p);
 }
 
 sc_public bool sc_stats_enable_exact(void) {

@@ -6,9 +6,12 @@
 
 #include "internal.h"
 
-/* One bit per possible segment below 2^47: 4 MiB of zero-filled .bss, of
- * which only the words covering segments we map ever become resident. */
-_Atomic(uint64_t) sc__segment_map[SC_SEGMENT_MAP_WORDS];
+/* One byte per possible segment below 2^47: 32 MiB of zero-filled .bss
+ * (address space only: a page of it becomes resident when a segment it
+ * covers is mapped, and one page covers 16 GiB of addresses). A byte rather
+ * than a bit: free's ownership test is a load and a compare, with no shift
+ * and bit test, and marking a segment is a plain store. */
+_Atomic(uint8_t) sc__segment_map[SC_SEGMENT_MAP_SIZE];
 
 unsigned sc__meta_pages = 1;
 
@@ -49,12 +52,7 @@ static bool try_lock(unsigned tries) {
 }
 
 static void map_set(uintptr_t seg, bool on) {
-  uintptr_t idx = seg >> SC_SEGMENT_SHIFT;
-  uint64_t bit = (uint64_t)1 << (idx & 63);
-  if (on)
-    atomic_fetch_or_explicit(&sc__segment_map[idx >> 6], bit, memory_order_release);
-  else
-    atomic_fetch_and_explicit(&sc__segment_map[idx >> 6], ~bit, memory_order_release);
+  atomic_store_explicit(&sc__segment_map[seg >> SC_SEGMENT_SHIFT], on, memory_order_release);
 }
 
 sc_segment_t *sc__segment_new(sc_arena_t *arena) {

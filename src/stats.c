@@ -239,6 +239,7 @@ static void snapshot_frames_purge(struct sc_stats *out) {
   out->purge.purges = ps.purges;
   out->purge.bytes_returned = ps.bytes_returned;
   out->purge.pages_reused_after_purge = ps.pages_reused_after_purge;
+  out->purge.system_trims = sc__sys_trim_count();
 }
 
 void sc__stats_snapshot(struct sc_stats *out, bool unlocked) {

@@ -512,3 +512,63 @@ Test(purge, preloaded_bad_env_warns_and_malloc_trim_returns_all) {
   cr_assert_eq(trim, 1);
   cr_assert_lt(trimmed, peak / 10, "after malloc_trim(0): %zu of peak %zu", trimmed, peak);
 }
+
+/* ---- the system allocator's memory (sys_trim.c) ------------------------------ */
+
+/** Run sys_churn preloaded with env; its stdout (free it). */
+static char *run_churn(const char *const *env, const char *mode, const char *arg) {
+  char prog[4096];
+  cu_build_path(prog, sizeof(prog), "tests/progs/sys_churn");
+  char *argv[] = {prog, (char *)mode, (char *)arg, NULL};
+  pr_opts_t o = {.preload = true, .timeout_s = 120, .env = env};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o), "could not run %s", prog);
+  cr_assert_eq(r.exit_code, 0, "sys_churn: exit %d, stderr: %s", r.exit_code, r.err);
+  cr_assert_str_empty(r.err);
+  return r.out;
+}
+
+/* Blocks of 100 KiB made and freed in a loop: under glibc's own policy
+ * (trim the heap top past 128 KiB free, mmap above its threshold) each cycle
+ * gives pages back and faults them in again; paced, they stay. */
+Test(purge, system_blocks_churn_without_faults) {
+  const char *paced[] = {NULL};
+  const char *glibc[] = {"SIZECLASS_SYSTEM_TRIM=glibc", NULL};
+  long f_paced = -1, f_glibc = -1;
+  char *out = run_churn(paced, "cycles", "200");
+  cr_assert_eq(sscanf(out, "faults %ld", &f_paced), 1, "%s", out);
+  free(out);
+  out = run_churn(glibc, "cycles", "200");
+  cr_assert_eq(sscanf(out, "faults %ld", &f_glibc), 1, "%s", out);
+  free(out);
+  /* 190 cycles x 16 blocks x 25 pages: glibc's way faults on most of them. */
+  cr_assert_lt(f_paced, 1000, "paced: %ld faults (glibc's policy: %ld)", f_paced, f_glibc);
+  cr_assert_gt(f_glibc, 10 * f_paced + 1000, "glibc's policy: %ld faults, paced %ld", f_glibc,
+               f_paced);
+}
+
+/* A freed burst of system blocks is returned once the purge delay passed,
+ * at the next free of enough system memory. */
+Test(purge, system_burst_returns_after_the_delay) {
+  const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=50", NULL};
+  char *out = run_churn(env, "burst", "200");
+  size_t peak = 0, held = 0, after = 0;
+  cr_assert_eq(sscanf(out, "peak %zu\nheld %zu\nafter %zu", &peak, &held, &after), 3, "%s", out);
+  free(out);
+  cr_assert_geq(peak, 64 * MIB);
+  cr_assert_lt(after, peak / 2, "peak %zu, held %zu, after %zu", peak, held, after);
+}
+
+/* SIZECLASS_SYSTEM_TRIM takes paced or glibc; anything else warns once. */
+Test(purge, system_trim_bad_setting_warns) {
+  char prog[4096];
+  cu_build_path(prog, sizeof(prog), "tests/progs/sys_churn");
+  char *argv[] = {prog, "cycles", "12", NULL};
+  const char *env[] = {"SIZECLASS_SYSTEM_TRIM=sometimes", NULL};
+  pr_opts_t o = {.preload = true, .timeout_s = 60, .env = env};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o));
+  cr_assert_eq(r.exit_code, 0);
+  cr_assert_str_eq(r.err, "sizeclass: SIZECLASS_SYSTEM_TRIM is not paced or glibc; using paced\n");
+  free(r.out);
+}

@@ -276,22 +276,40 @@ static void check_pattern_report(const pattern_t *r, const su_json_t *j) {
 
 /* ---- the default tier: counts exact, per-request figures not tracked ------------- */
 
+/* A run of stats_pattern in its own temporary directory: its argv
+ * (json, text: report paths in the directory), stdout and stderr files. */
+typedef struct {
+  char dir[64], prog[256], json[128], text[128], out[128], err[128];
+} tier_run_t;
+
+/** Run stats_pattern preloaded, with env (NULL-terminated), as
+ * `stats_pattern MODE ARG JSON`: ARG is the run's own text path when NULL. */
+static void tier_run(tier_run_t *r, const char *mode, const char *arg, const char *const *env) {
+  su_tmpdir(r->dir);
+  su_prog(r->prog, sizeof(r->prog));
+  snprintf(r->json, sizeof(r->json), "%s/api.json", r->dir);
+  snprintf(r->text, sizeof(r->text), "%s/api.txt", r->dir);
+  snprintf(r->out, sizeof(r->out), "%s/out", r->dir);
+  snprintf(r->err, sizeof(r->err), "%s/err", r->dir);
+  const char *argv[] = {r->prog, mode, arg != NULL ? arg : r->text, r->json, NULL};
+  cr_assert_eq(su_run(argv, env, r->out, r->err, 30, true), 0);
+}
+
+static void tier_done(tier_run_t *r) {
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r->dir);
+  cr_expect_eq(system(cmd), 0);
+}
+
 /** The pattern run without any SIZECLASS_STATS* variable: its API report
  * (sc_stats_print) has every block count of the exact run, and shows every
  * per-request figure as null, never as 0. */
 Test(stats, default_tier_counts_exact_and_untracked_null, .timeout = 60) {
-  char dir[64], prog[256], json[128], text[128], out[128], err[128];
-  su_tmpdir(dir);
-  su_prog(prog, sizeof(prog));
-  snprintf(json, sizeof(json), "%s/api.json", dir);
-  snprintf(text, sizeof(text), "%s/api.txt", dir);
-  snprintf(out, sizeof(out), "%s/out", dir);
-  snprintf(err, sizeof(err), "%s/err", dir);
-  const char *argv[] = {prog, "pattern", text, json, NULL};
+  tier_run_t r;
   const char *env[] = {NULL};
-  cr_assert_eq(su_run(argv, env, out, err, 30, true), 0);
+  tier_run(&r, "pattern", NULL, env);
   su_json_t j;
-  su_json_load(&j, json, "one");
+  su_json_load(&j, r.json, "one");
   cr_expect_eq(su_ju(&j, "0.exact_statistics"), 0);
   cr_expect_eq(su_ju(&j, "0.counts_complete"), 1);
   const struct {
@@ -330,59 +348,42 @@ Test(stats, default_tier_counts_exact_and_untracked_null, .timeout = 60) {
   cr_expect_eq(su_ju(&j, "0.fallback.frees"), 1);
   su_json_free(&j);
   /* The text form names what was not tracked and shows "-", not 0. */
-  char *t = su_read(text);
+  char *t = su_read(r.text);
   cr_assert_not_null(t);
   cr_expect_not_null(strstr(t, "not tracked (\"-\"): requested bytes"), "%s", t);
   cr_expect_null(strstr(t, "advisor:"), "no advisor without request sizes");
   free(t);
-  char cmd[128];
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-  cr_expect_eq(system(cmd), 0);
+  tier_done(&r);
 }
 
 /** SIZECLASS_STATS_EXACT=1 switches exact statistics on without a report. */
 Test(stats, exact_by_environment_without_report, .timeout = 60) {
-  char dir[64], prog[256], json[128], text[128], out[128], err[128];
-  su_tmpdir(dir);
-  su_prog(prog, sizeof(prog));
-  snprintf(json, sizeof(json), "%s/api.json", dir);
-  snprintf(text, sizeof(text), "%s/api.txt", dir);
-  snprintf(out, sizeof(out), "%s/out", dir);
-  snprintf(err, sizeof(err), "%s/err", dir);
-  const char *argv[] = {prog, "pattern", text, json, NULL};
+  tier_run_t r;
   const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
-  cr_assert_eq(su_run(argv, env, out, err, 30, true), 0);
+  tier_run(&r, "pattern", NULL, env);
   su_json_t j;
-  su_json_load(&j, json, "one");
+  su_json_load(&j, r.json, "one");
   cr_expect_eq(su_ju(&j, "0.exact_statistics"), 1);
   check_class(&j, "0.classes.2", &exp64);
   check_class(&j, "0.classes.6", &exp1024);
   su_json_free(&j);
-  char *e = su_read(err);
+  char *e = su_read(r.err);
   cr_expect_str_eq(e, "", "no report at exit: %s", e);
   free(e);
-  char cmd[128];
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-  cr_expect_eq(system(cmd), 0);
+  tier_done(&r);
 }
 
 /** sc_stats_enable_exact: on before the first allocation, refused after. */
 static void enable_case(const char *when, uint64_t want) {
-  char dir[64], prog[256], json[128], out[128], err[128];
-  su_tmpdir(dir);
-  su_prog(prog, sizeof(prog));
-  snprintf(json, sizeof(json), "%s/api.json", dir);
-  snprintf(out, sizeof(out), "%s/out", dir);
-  snprintf(err, sizeof(err), "%s/err", dir);
-  const char *argv[] = {prog, "enable", when, json, NULL};
+  tier_run_t r;
   const char *env[] = {NULL};
-  cr_assert_eq(su_run(argv, env, out, err, 30, true), 0);
-  char *o = su_read(out);
+  tier_run(&r, "enable", when, env);
+  char *o = su_read(r.out);
   cr_assert_not_null(o);
   cr_expect_eq(su_said(o, "enable"), want, "%s: %s", when, o);
   free(o);
   su_json_t j;
-  su_json_load(&j, json, "one");
+  su_json_load(&j, r.json, "one");
   cr_expect_eq(su_ju(&j, "0.exact_statistics"), want, "%s", when);
   if (want)
     cr_expect_eq(su_ju(&j, "0.classes.2.total_requested_bytes"), 10 * 40);
@@ -390,9 +391,7 @@ static void enable_case(const char *when, uint64_t want) {
     cr_expect_str_eq(su_jraw(&j, "0.classes.2.total_requested_bytes"), "null");
   cr_expect_eq(su_ju(&j, "0.classes.2.live_blocks"), want ? 5 : 15, "%s", when);
   su_json_free(&j);
-  char cmd[128];
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-  cr_expect_eq(system(cmd), 0);
+  tier_done(&r);
 }
 
 Test(stats, enable_exact_before_first_allocation, .timeout = 60) { enable_case("first", 1); }
