@@ -64,38 +64,48 @@ bool sc__seam_enable(uint32_t features) {
 /* ---- the hooks: each feature's work, in one place ------------------------- */
 
 /** The features' work on block b (of page, class c) just handed out for a
- * request of n bytes; `fresh`: b was never handed out before. */
-static inline void on_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c, size_t n,
-                            bool fresh) {
-  if (sc__exact_on()) sc__exact_alloc(a, page, b, c, n);
-  if (sc__sites_on()) sc__sites_alloc(b, c, n);
-  if (sc_unlikely(fresh) && sc__frame_check_on()) sc__frame_check_fresh(c);
+ * request of n bytes, in the common case: no sample due, no check. `f`:
+ * sc__features, read once by the caller (a store to the block could alias
+ * it, and the compiler would read it again). */
+static inline void *on_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c, size_t n,
+                             uint32_t f) {
+  if (f & SC_FEATURE_EXACT) sc__exact_alloc(a, page, b, c, n);
+  return b;
 }
 
-/** The features' work on a free by its owner a of block p of page, before
- * it goes back on the page's free list. */
-static inline void on_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
-  if (sc__exact_on()) sc__exact_free(a, page, (uintptr_t)p);
-  if (sc__sites_on()) sc__sites_free(p);
+/** The same when the sites' countdown ran out (`sample`) or the
+ * steady-state check is on: `fresh`, b was never handed out before. */
+static void *on_alloc_noted(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c, size_t n,
+                            bool sample, bool fresh) {
+  if (sc__exact_on()) sc__exact_alloc(a, page, b, c, n);
+  if (sample) sc__sites_sample(b, c, n);
+  if (fresh && sc__frame_check_on()) sc__frame_check_fresh(c);
+  return b;
+}
+
+/** True when the free of p needs free_noted (a sampled block, maybe). */
+static inline bool free_needs_note(const void *p) {
+  return sc__sites_on() && sc__sites_maybe_sampled(p);
 }
 
 void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
   if (me != NULL && sc__exact_on()) sc__exact_remote_free(me, page, p);
-  if (sc__sites_on()) sc__sites_free((void *)p);
+  if (free_needs_note((void *)p)) sc__sites_forget((void *)p);
 }
 
 void sc__seam_sys_alloc(void *p, size_t n) {
-  if (p != NULL && sc__sites_on()) sc__sites_alloc(p, SC_SITES_SYSTEM, n);
+  if (p != NULL && sc__sites_on() && sc__sites_due(n)) sc__sites_sample(p, SC_SITES_SYSTEM, n);
 }
 
 void sc__seam_sys_free(void *p) {
-  if (sc__sites_on()) sc__sites_free(p);
+  if (free_needs_note(p)) sc__sites_forget(p);
 }
 
 /* ---- the paths ---------------------------------------------------------------- */
 
-/** sc__seam_alloc when the current page has no block. */
-static sc_cold void *alloc_refill(sc_arena_t *a, size_t n, unsigned c) {
+/** sc__seam_alloc when the current page has no block; `noted`: the
+ * features' rare work is due (on_alloc_noted, with `sample`). */
+static sc_cold void *alloc_refill(sc_arena_t *a, size_t n, unsigned c, bool noted, bool sample) {
   /* Was the block a fresh carve? The refill takes it from the queue's next
    * page (compare its high-water mark), from a page it just (re)initialised
    * (its first block: fresh), or from a page that was full or idle (its
@@ -109,23 +119,51 @@ static sc_cold void *alloc_refill(sc_arena_t *a, size_t n, unsigned c) {
     return b;
   }
   sc_page_t *page = a->current[c]; /* refill took b from the current page */
+  if (!noted) return on_alloc(a, page, b, c, n, sc__features);
   bool fresh = page->allocs == 1;
   if (page == next) fresh = page->fresh_end != next_mark;
-  on_alloc(a, page, b, c, n, fresh);
-  return b;
+  return on_alloc_noted(a, page, b, c, n, sample, fresh);
 }
 
-void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
+/** sc__seam_alloc while sites are recorded or the steady-state check is
+ * on: out of line, reached by a jump, so that the exact tier's path has
+ * one test more and saves no register. */
+static sc_noinline void *alloc_noted(sc_arena_t *a, size_t n, unsigned c) {
+  bool sample = sc__sites_on() && sc__sites_due(n);
   sc_page_t *page = a->current[c];
   uint8_t *fresh_mark = page->fresh_end; /* raised by a fresh carve */
   sc_block_t *b = sc__page_take_ex(page, true);
-  if (sc_unlikely(b == NULL)) return alloc_refill(a, n, c);
-  on_alloc(a, page, b, c, n, page->fresh_end != fresh_mark);
-  return b;
+  if (sc_unlikely(b == NULL)) return alloc_refill(a, n, c, true, sample);
+  return on_alloc_noted(a, page, b, c, n, sample, page->fresh_end != fresh_mark);
 }
 
+void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
+  uint32_t f = sc__features;
+  if (sc_unlikely(f & (SC_FEATURE_SITES | SC_FEATURE_FRAME_CHECK))) return alloc_noted(a, n, c);
+  sc_page_t *page = a->current[c];
+  sc_block_t *b = sc__page_take_ex(page, true);
+  if (sc_unlikely(b == NULL)) return alloc_refill(a, n, c, false, false);
+  return on_alloc(a, page, b, c, n, f);
+}
+
+/** sc__seam_free_local while sites are recorded: out of line, reached by
+ * a jump, so that the exact tier's path has one test more and saves no
+ * register. */
+static sc_noinline void free_noted(sc_arena_t *a, sc_page_t *page, void *p) {
+  if (sc__exact_on()) sc__exact_free(a, page, (uintptr_t)p);
+  if (sc__sites_maybe_sampled(p)) sc__sites_forget(p);
+  sc__page_free(page, p);
+}
+
+/* A free by its owner a of block p of page: the features' work before it
+ * goes back on the page's free list. */
 void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
-  on_free_local(a, page, p);
+  uint32_t f = sc__features;
+  if (sc_unlikely(f & SC_FEATURE_SITES)) {
+    free_noted(a, page, p);
+    return;
+  }
+  if (f & SC_FEATURE_EXACT) sc__exact_free(a, page, (uintptr_t)p);
   sc__page_free(page, p);
 }
 

@@ -84,17 +84,17 @@ static inline size_t sc__sites_filter_index(uintptr_t p) {
                   (64 - SC_SITES_FILTER_BITS));
 }
 
-/** Block b (class c or SC_SITES_SYSTEM) was just made for n bytes. */
-static inline void sc__sites_alloc(void *b, unsigned c, size_t n) {
-  if (sc_likely((sc__sites_left -= (int64_t)n + sc__sites_charge) > 0)) return;
-  sc__sites_sample(b, c, n);
+/** A block was just made for n bytes: count them down; true when the
+ * countdown ran out (then sc__sites_sample must see the block). */
+static inline bool sc__sites_due(size_t n) {
+  return sc_unlikely((sc__sites_left -= (int64_t)n + sc__sites_charge) <= 0);
 }
 
-/** Block p is about to be freed. */
-static inline void sc__sites_free(const void *p) {
+/** True when block p may be a sampled live block (then sc__sites_forget
+ * must see its free). */
+static inline bool sc__sites_maybe_sampled(const void *p) {
   size_t i = sc__sites_filter_index((uintptr_t)p);
-  if (sc_likely(atomic_load_explicit(&sc__sites_filter[i], memory_order_relaxed) == 0)) return;
-  sc__sites_forget(p);
+  return sc_unlikely(atomic_load_explicit(&sc__sites_filter[i], memory_order_relaxed) != 0);
 }
 
 /* ---- what the report reads (sites.c) ------------------------------------------ */
