@@ -319,6 +319,15 @@ static uint32_t site_of(const uintptr_t *pcs, unsigned depth, unsigned c) {
   return id != 0 ? id - 1 : overflow_site(c);
 }
 
+/* The filter's second level (sites.h): sampled live blocks per hashed
+ * block address, so that the frees of blocks beside a sampled one leave
+ * without taking a lock. */
+static _Atomic uint32_t block_filter[(size_t)1 << SC_SITES_BLOCK_FILTER_BITS];
+
+static inline size_t block_index(uintptr_t p) {
+  return (size_t)(((p >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - SC_SITES_BLOCK_FILTER_BITS));
+}
+
 /* ---- sampled allocations and their frees ------------------------------------------- */
 
 /** Bytes block b (class c) holds beyond the n requested. */
@@ -348,6 +357,7 @@ static void record(void *b, unsigned c, size_t n, uint64_t w) {
   }
   atomic_fetch_add_explicit(&sc__sites_filter[sc__sites_filter_index((uintptr_t)b)], 1,
                             memory_order_relaxed);
+  atomic_fetch_add_explicit(&block_filter[block_index((uintptr_t)b)], 1, memory_order_relaxed);
 }
 
 /** The weight of a sampled allocation that counted `bytes` bytes: 1 / the
@@ -382,9 +392,12 @@ sc_noinline void sc__sites_sample(void *b, unsigned c, size_t n) {
 
 sc_noinline void sc__sites_forget(const void *p) {
   uint64_t val;
-  if (!sc__sites_map_take((uintptr_t)p, &val)) return;
+  if (atomic_load_explicit(&block_filter[block_index((uintptr_t)p)], memory_order_relaxed) == 0 ||
+      !sc__sites_map_take((uintptr_t)p, &val))
+    return;
   atomic_fetch_sub_explicit(&sc__sites_filter[sc__sites_filter_index((uintptr_t)p)], 1,
                             memory_order_relaxed);
+  atomic_fetch_sub_explicit(&block_filter[block_index((uintptr_t)p)], 1, memory_order_relaxed);
   atomic_fetch_sub_explicit(&sites[val >> 40].live_q, val & ((1ull << 40) - 1),
                             memory_order_relaxed);
 }

@@ -39,9 +39,13 @@
 /** Sites the table holds; later stacks are counted in one overflow site
  * per class. */
 #define SC_SITES_MAX 65536
-/** The free filter: one counter per 4 KiB of address space, hashed. */
+/** The free filter, first level: one counter per 4 KiB of address space,
+ * hashed (frees near one another read the same counter); second level,
+ * read only when the first is not zero: one counter per block address,
+ * hashed (sites.c). */
 #define SC_SITES_FILTER_BITS 14
 #define SC_SITES_FILTER_SHIFT 12
+#define SC_SITES_BLOCK_FILTER_BITS 16
 
 /* One site: a call stack and the class it allocated from. The counters
  * are estimates in SC_SITES_Q fixed point: each sampled allocation adds
