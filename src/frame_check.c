@@ -65,7 +65,7 @@ uint32_t sc__frame_check_decide(void) {
   } else if (v != NULL && strcasecmp(v, "abort") == 0) {
     mode = MODE_ABORT;
   } else if (v != NULL && v[0] != 0 && strcasecmp(v, "off") != 0 && strcmp(v, "0") != 0) {
-    sc__warn("SIZECLASS_FRAME_CHECK is not warn, abort or off; the check is off");
+    sc__option_warn("SIZECLASS_FRAME_CHECK", v, "not warn, abort or off; the check is off");
   }
   /* The warm-up frames by default (frame.c warns about a bad value). */
   after = AFTER_DEFAULT;
@@ -73,7 +73,8 @@ uint32_t sc__frame_check_decide(void) {
   if (v != NULL) (void)parse_frame(v, &after);
   v = sc__option("SIZECLASS_FRAME_CHECK_AFTER", buf, sizeof(buf));
   if (v != NULL && !parse_frame(v, &after)) {
-    sc__warn("SIZECLASS_FRAME_CHECK_AFTER is not a frame number; checking after the warm-up");
+    sc__option_warn("SIZECLASS_FRAME_CHECK_AFTER", v,
+                    "not a frame number; checking after the warm-up");
     after = AFTER_DEFAULT;
     v = sc__option("SIZECLASS_WARMUP_FRAMES", buf, sizeof(buf));
     if (v != NULL) (void)parse_frame(v, &after);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "options.h"
 
 /* A program may define this (a string of NAME=value words separated by
@@ -40,4 +41,17 @@ const char *sc__option(const char *name, char *buf, size_t cap) {
   memcpy(buf, value, (size_t)n);
   buf[n] = 0;
   return buf;
+}
+
+void sc__option_warn(const char *name, const char *value, const char *what) {
+  char msg[320];
+  size_t n = 0;
+  const char *parts[] = {name, "=", value, ": ", what};
+  for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+    size_t max = i == 2 ? 160 : sizeof(msg) - 1; /* a value is cut at 160 bytes */
+    for (const char *s = parts[i]; *s && max > 0 && n < sizeof(msg) - 1; s++, max--)
+      msg[n++] = (unsigned char)*s < 0x20 ? '?' : *s;
+  }
+  msg[n] = 0;
+  sc__warn(msg);
 }

@@ -10,4 +10,8 @@
  * bytes); NULL when neither sets it. Never allocates. */
 const char *sc__option(const char *name, char *buf, size_t cap);
 
+/** One "sizeclass: NAME=VALUE: WHAT" line on stderr, for a setting that
+ * cannot be used (control characters of the value shown as '?'). */
+void sc__option_warn(const char *name, const char *value, const char *what);
+
 #endif /* SC_OPTIONS_H */

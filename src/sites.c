@@ -84,9 +84,9 @@ static uint64_t read_rate(const char *v) {
     if (strcasecmp(v, on[i]) == 0) return SC_SITES_DEFAULT_RATE;
   uint64_t rate = parse_bytes(v);
   if (rate == 0 || rate > SC_SITES_MAX_RATE) {
-    sc__warn(
-        "SIZECLASS_SITES is not on, off, 1 or a byte count from 2 to 128M; sampling about one "
-        "allocation per 256 KiB (on)");
+    sc__option_warn("SIZECLASS_SITES", v,
+                    "not on, off, 1 or a byte count from 2 to 128M; sampling about one allocation "
+                    "per 256 KiB (on)");
     return SC_SITES_DEFAULT_RATE;
   }
   return rate;
@@ -115,7 +115,8 @@ static void read_folded_path(void) {
   }
   size_t len = strlen(name), slen = strlen(suffix);
   if (n + len + slen >= sizeof(cfg.folded)) {
-    sc__warn("SIZECLASS_SITES_FOLDED: path too long; writing sizeclass-sites.%p.folded");
+    sc__option_warn("SIZECLASS_SITES_FOLDED", name,
+                    "path too long; writing sizeclass-sites.%p.folded");
     name = "sizeclass-sites.%p.folded";
     len = strlen(name);
     n = 0;
@@ -148,7 +149,7 @@ uint32_t sc__sites_decide(void) {
     cfg.format = FORMAT_FOLDED;
     read_folded_path();
   } else if (format != NULL && format[0] != 0 && strcasecmp(format, "report") != 0) {
-    sc__warn("SIZECLASS_SITES_FORMAT is not report or folded; using report");
+    sc__option_warn("SIZECLASS_SITES_FORMAT", format, "not report or folded; using report");
   }
   char stats[64];
   cfg.implied = cfg.format == FORMAT_REPORT &&

@@ -56,7 +56,8 @@ static void read_history(void) {
     const char *p = v;
     for (; *p >= '0' && *p <= '9' && n <= HISTORY_MAX; p++) n = n * 10 + (uint64_t)(*p - '0');
     if (*p != 0 || n > HISTORY_MAX)
-      sc__warn("SIZECLASS_FRAME_HISTORY is not a frame count up to 1000000; keeping 600 frames");
+      sc__option_warn("SIZECLASS_FRAME_HISTORY", v,
+                      "not a frame count up to 1000000; keeping 600 frames");
     else
       tl.cap = n;
   }

@@ -283,8 +283,8 @@ Test(sites, a_bad_setting_warns_once_and_samples_at_the_default_rate) {
   sp_run(&r, false, "exact", NULL, env);
   cr_assert_eq(r.rc, 0);
   cr_expect_str_eq(r.err,
-                   "sizeclass: SIZECLASS_SITES is not on, off, 1 or a byte count from 2 to 128M; "
-                   "sampling about one allocation per 256 KiB (on)\n");
+                   "sizeclass: SIZECLASS_SITES=often: not on, off, 1 or a byte count from 2 to "
+                   "128M; sampling about one allocation per 256 KiB (on)\n");
   su_json_t j;
   su_json_load(&j, r.json_path, "one");
   cr_expect_eq(su_ju(&j, "0.site_sampling.rate_bytes"), 262144);
