@@ -49,8 +49,11 @@ void sc__option_warn(const char *name, const char *value, const char *what) {
   const char *parts[] = {name, "=", value, ": ", what};
   for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
     size_t max = i == 2 ? 160 : sizeof(msg) - 1; /* a value is cut at 160 bytes */
-    for (const char *s = parts[i]; *s && max > 0 && n < sizeof(msg) - 1; s++, max--)
-      msg[n++] = (unsigned char)*s < 0x20 ? '?' : *s;
+    for (const char *s = parts[i]; *s && max > 0 && n < sizeof(msg) - 1; s++, max--) {
+      char ch = *s;
+      if ((unsigned char)ch < 0x20) ch = '?';
+      msg[n++] = ch;
+    }
   }
   msg[n] = 0;
   sc__warn(msg);

@@ -23,13 +23,7 @@ static bool value_on(const char *v) {
   return true;
 }
 
-/** The malloc fast path's slow target while features are on: every
- * allocation of a thread with an arena goes straight to the seam. */
-static void *seam_malloc(size_t n, unsigned c) {
-  sc_arena_t *a = sc__thread.arena;
-  if (sc_likely(a != NULL)) return sc__seam_alloc(a, n, c);
-  return sc__arena_alloc_slow(n, c);
-}
+static void *seam_malloc(size_t n, unsigned c); /* below: sc__alloc_slow_fn */
 
 /** Features are on from now on. */
 static void features_set(uint32_t f) {
@@ -125,11 +119,10 @@ static sc_cold void *alloc_refill(sc_arena_t *a, size_t n, unsigned c, bool note
   return on_alloc_noted(a, page, b, c, n, sample, fresh);
 }
 
-/** sc__seam_alloc while sites are recorded or the steady-state check is
- * on: out of line, reached by a jump, so that the exact tier's path has
- * one test more and saves no register. */
-static sc_noinline void *alloc_noted(sc_arena_t *a, size_t n, unsigned c) {
-  bool sample = sc__sites_on() && sc__sites_due(n);
+/** sc__seam_alloc when a sample is due (`sample`) or the steady-state
+ * check is on: out of line, reached by a jump, so that the common path
+ * saves no register. */
+static sc_noinline void *alloc_noted(sc_arena_t *a, size_t n, unsigned c, bool sample) {
   sc_page_t *page = a->current[c];
   uint8_t *fresh_mark = page->fresh_end; /* raised by a fresh carve */
   sc_block_t *b = sc__page_take_ex(page, true);
@@ -137,33 +130,47 @@ static sc_noinline void *alloc_noted(sc_arena_t *a, size_t n, unsigned c) {
   return on_alloc_noted(a, page, b, c, n, sample, page->fresh_end != fresh_mark);
 }
 
-void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
+/** sc__seam_alloc, inlined into the malloc fast path's slow target too. */
+static inline __attribute__((always_inline)) void *seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
   uint32_t f = sc__features;
-  if (sc_unlikely(f & (SC_FEATURE_SITES | SC_FEATURE_FRAME_CHECK))) return alloc_noted(a, n, c);
+  /* One test for the exact tier; with sites, the countdown (a sampled
+   * allocation and the steady-state check leave for alloc_noted). */
+  if (sc_unlikely(f & (SC_FEATURE_SITES | SC_FEATURE_FRAME_CHECK))) {
+    bool sample = (f & SC_FEATURE_SITES) && sc__sites_due(n);
+    if (sample || (f & SC_FEATURE_FRAME_CHECK)) return alloc_noted(a, n, c, sample);
+  }
   sc_page_t *page = a->current[c];
   sc_block_t *b = sc__page_take_ex(page, true);
   if (sc_unlikely(b == NULL)) return alloc_refill(a, n, c, false, false);
   return on_alloc(a, page, b, c, n, f);
 }
 
-/** sc__seam_free_local while sites are recorded: out of line, reached by
- * a jump, so that the exact tier's path has one test more and saves no
- * register. */
-static sc_noinline void free_noted(sc_arena_t *a, sc_page_t *page, void *p) {
-  if (sc__exact_on()) sc__exact_free(a, page, (uintptr_t)p);
-  if (sc__sites_maybe_sampled(p)) sc__sites_forget(p);
+void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) { return seam_alloc(a, n, c); }
+
+/** The malloc fast path's slow target while features are on: every
+ * allocation of a thread with an arena goes straight to the seam. */
+static void *seam_malloc(size_t n, unsigned c) {
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL)) return seam_alloc(a, n, c);
+  return sc__arena_alloc_slow(n, c);
+}
+
+/** A local free of block p that may have been sampled: out of line,
+ * reached by a jump, so that the common path saves no register. */
+static sc_noinline void free_noted(sc_page_t *page, void *p) {
+  sc__sites_forget(p);
   sc__page_free(page, p);
 }
 
 /* A free by its owner a of block p of page: the features' work before it
  * goes back on the page's free list. */
 void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
-  uint32_t f = sc__features;
-  if (sc_unlikely(f & SC_FEATURE_SITES)) {
-    free_noted(a, page, p);
+  uint32_t f = sc__features; /* once: the stores below could alias it */
+  if (f & SC_FEATURE_EXACT) sc__exact_free(a, page, (uintptr_t)p);
+  if (sc_unlikely(f & SC_FEATURE_SITES) && sc__sites_maybe_sampled(p)) {
+    free_noted(page, p);
     return;
   }
-  if (f & SC_FEATURE_EXACT) sc__exact_free(a, page, (uintptr_t)p);
   sc__page_free(page, p);
 }
 
