@@ -14,3 +14,13 @@ $(BUILD)/tests/progs/sites_static: tests/progs/sites_prog.c $(AR_LIB)
 	$(CC) $(CFLAGS_TEST) -rdynamic -o $@ $< $(AR_LIB) -lpthread -ldl
 
 test: $(BUILD)/tests/progs/sites_static
+
+# make bench-sites [RUNS=7] [ACC_RUNS=5] [FRAMES=200000] [PY_N=300000] [ONLY=regex]:
+# the overhead of SIZECLASS_SITES (default rate and every allocation) on
+# frame-burst and python against libsizeclass alone, glibc and heaptrack,
+# and the accuracy of the sampled top sites (bench/sites_bench.py);
+# writes bench/results/sites.md.
+.PHONY: bench-sites
+bench-sites: lib bench-progs
+	@BUILD=$(BUILD) RUNS=$(RUNS) ACC_RUNS=$(ACC_RUNS) FRAMES=$(FRAMES) PY_N=$(PY_N) ONLY='$(ONLY)' \
+	  python3 bench/sites_bench.py
