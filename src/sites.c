@@ -8,7 +8,7 @@
  * and every sampled one is counted with weight 1 / p(n): the sums are
  * unbiased estimates of allocations, live blocks and bytes per site
  * (tcmalloc's and jemalloc's method). k, the charge of an allocation beyond
- * its bytes, is rate / 1024: with bytes alone a 16 B class would get 64
+ * its bytes, is rate / 512: with bytes alone a 16 B class would get 64
  * times fewer samples per allocation than the 1024 B class, and its sites
  * would be ranked from a handful of samples (docs/performance.md). At rate 1
  * every allocation is recorded, with weight exactly 1: the counts are exact.

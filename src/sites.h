@@ -31,9 +31,9 @@
  * many requested bytes (docs/performance.md: its cost and accuracy). */
 #define SC_SITES_DEFAULT_RATE ((uint64_t)256 << 10)
 /** Each allocation counts its request plus rate >> this many bytes (at
- * least 1): whatever their size, about one allocation in 1024 is sampled,
+ * least 1): whatever their size, about one allocation in 512 is sampled,
  * so that the small classes get samples too (docs/stats.md). */
-#define SC_SITES_CHARGE_SHIFT 10
+#define SC_SITES_CHARGE_SHIFT 9
 /** Largest rate accepted (weights must fit the address map's 40 bits). */
 #define SC_SITES_MAX_RATE ((uint64_t)1 << 27)
 /** Sites the table holds; later stacks are counted in one overflow site

@@ -121,9 +121,9 @@ Test(sites, text_report_names_leaks_and_waste) {
 }
 
 /* At the default rate (about one allocation per 256 KiB requested, and at
- * least about one in 1024): 400000 allocations at hot_site and 40000 at
- * cold_site, 64 B each. hot_site gets about 490 samples: its estimate is
- * within 20 % with a margin of more than 4 standard deviations. */
+ * least about one in 512): 400000 allocations at hot_site and 40000 at
+ * cold_site, 64 B each. hot_site gets about 880 samples: its estimate is
+ * within 20 % with a margin of more than 5 standard deviations. */
 Test(sites, top_site_and_its_estimate_under_sampling) {
   sp_run_t r;
   const char *env[] = {"SIZECLASS_SITES=on", "SIZECLASS_STATS=%J", NULL};
