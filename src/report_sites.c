@@ -45,6 +45,7 @@ typedef struct {
   const char *function;
   const char *names[SC_UNWIND_DEPTH];
   const char *locs[SC_UNWIND_DEPTH];
+  bool libc[SC_UNWIND_DEPTH]; /* the frame is the C library's (its start-up code) */
   const char *tops[RANKINGS];
   char loc_buf[SC_UNWIND_DEPTH][LOC_CAP];
 } work_t;
@@ -162,6 +163,7 @@ static void describe(work_t *w, const sc_site_t *s) {
   for (unsigned i = first; i < depth; i++) {
     unsigned k = w->nframes++;
     w->names[k] = info[i].name != NULL ? info[i].name : "??";
+    w->libc[k] = info[i].allocator;
     format_location(w->loc_buf[k], LOC_CAP, &info[i]);
     w->locs[k] = w->loc_buf[k];
   }
@@ -230,11 +232,15 @@ static void text_site(sc_emitter_t *e, work_t *w, uint32_t id) {
   text_cell(e, sc__ev(SC_EV_BYTES, wasted_of(s)), 9);
   sc__em_text(e, "  ");
   if (s->depth == 0) sc__em_text(e, s->overflow ? w->function : "[no stack]");
-  for (unsigned i = 0; i < w->nframes && i < TEXT_NAMES; i++) {
+  /* The program's frames: the chain stops at the C library's start-up
+   * code (__libc_start_main and the like: JSON has every frame). */
+  unsigned shown = 0;
+  while (shown < w->nframes && (shown == 0 || !w->libc[shown])) shown++;
+  for (unsigned i = 0; i < shown && i < TEXT_NAMES; i++) {
     if (i) sc__em_text(e, " < ");
     sc__em_text(e, w->names[i]);
   }
-  if (w->nframes > TEXT_NAMES) sc__em_text(e, " < ...");
+  if (shown > TEXT_NAMES) sc__em_text(e, " < ...");
   sc__em_text_end(e);
 }
 
