@@ -57,6 +57,11 @@ static void check_exact(const su_json_t *j) {
   cr_assert_geq(e, 0, "the system allocator's site");
   cr_expect_eq(sp_fig(j, e, "allocs"), 5);
   cr_expect_eq(sp_fig(j, e, "live_blocks"), 3);
+  /* The process's first allocation (large, from a constructor). */
+  long first = sp_site(j, 0, "first_site");
+  cr_assert_geq(first, 0, "the first allocation of the process");
+  cr_expect_eq(sp_fig(j, first, "allocs"), 1);
+  cr_expect_eq(sp_fig(j, first, "live_blocks"), 1);
   /* The nested site names its whole chain. */
   long c = sp_site(j, 32, "inner_c");
   cr_expect_str_eq(sp_frame(j, c, 2), "\"run_exact\"");

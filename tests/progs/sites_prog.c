@@ -4,6 +4,8 @@
  * SIZECLASS_STATS set by the test. Output through write(2) only (stdio
  * would allocate): "pid N", and what the mode says.
  *
+ *   (every mode)          first_site: malloc(3000), kept, from a constructor:
+ *                         the process's first allocation
  *   sites_prog exact      known sites (noinline functions), at rate 1 exact:
  *                         site_a  1000 x malloc(40)    class 64, all freed
  *                         site_b   500 x malloc(100)   class 128, 20 left live
@@ -170,6 +172,15 @@ NOINLINE static void run_exact(void) {
   site_f();
   (void)sink;
 }
+
+/* The process's first allocation, large, before main and before most
+ * constructors. */
+static void *held_first;
+NOINLINE static void first_site(void) {
+  held_first = malloc(3000);
+  (void)sink;
+}
+__attribute__((constructor)) static void early(void) { first_site(); }
 
 /* ---- sampling ------------------------------------------------------------------------------- */
 
