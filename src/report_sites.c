@@ -276,9 +276,11 @@ static void text_sites(sc_emitter_t *e, work_t *w, uint64_t rate) {
   if (rate == 1) {
     sc__em_text(e, "sites: who allocates each class (every allocation recorded: exact counts)");
   } else {
-    sc__em_text(e, "sites: who allocates each class (one allocation per ");
+    sc__em_text(e, "sites: who allocates each class (sampled: about one allocation per ");
     sc__em_text_value(e, sc__ev(SC_EV_BYTES, rate));
-    sc__em_text(e, " requested sampled, on average: estimates)");
+    sc__em_text(e, " requested, at least one in ");
+    sc__em_text_value(e, sc__ev(SC_EV_COUNT, rate / (uint64_t)sc__sites_charge));
+    sc__em_text(e, "; estimates)");
   }
   sc__em_text_end(e);
   sc__em_text(e, "      allocs      live     wasted  function < callers");
@@ -327,6 +329,7 @@ void sc__report_sites(sc_emitter_t *e, bool may_lock) {
   pick_all(w);
   sc__em_section(e, "site_sampling", NULL);
   sc__em_kv(e, "rate_bytes", NULL, sc__ev(SC_EV_COUNT, rate));
+  sc__em_kv(e, "charge_bytes", NULL, sc__ev(SC_EV_COUNT, (uint64_t)sc__sites_charge));
   sc__em_kv(e, "sampled", NULL, sc__ev_bool(w->sampled));
   sc__em_kv(e, "sites", NULL, sc__ev(SC_EV_COUNT, w->nsites));
   sc__em_kv(e, "overflowed_samples", NULL, sc__ev(SC_EV_COUNT, sc__sites_overflowed()));
