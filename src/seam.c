@@ -1,15 +1,26 @@
 /* seam.c — the out-of-line allocation paths taken while an optional
- * feature is on (seam.h), and the decision of which are on. */
+ * feature is on (seam.h), and the decision of which are on.
+ *
+ * The hooks and paths are written once, with the set of features on as a
+ * parameter `f`, and inlined per case: the common single-feature cases
+ * (exact statistics alone, guard sampling alone) get paths where the
+ * tests of the other features fold away, so that adding a feature does not
+ * slow the others down; any other mix takes the general path, which reads
+ * sc__features. */
 #include <errno.h>
 #include <strings.h>
 
 #include "alloc.h"
+#include "check.h"
 #include "exact.h"
+#include "guard.h"
 #include "options.h"
 #include "seam.h"
 
 uint32_t sc__features;
 bool sc__req_arrays;
+
+#define sc_always_inline inline __attribute__((always_inline))
 
 /** True when a SIZECLASS_STATS-style value asks for something (not unset,
  * empty, 0, off, no or false). */
@@ -21,20 +32,210 @@ static bool value_on(const char *v) {
   return true;
 }
 
-/** The malloc fast path's slow target while features are on: every
- * allocation of a thread with an arena goes straight to the seam. */
-static void *seam_malloc(size_t n, unsigned c) {
+/* ---- the hooks: each feature's work, in one place ------------------------- */
+
+/** Before an allocation of n bytes aligned to `align` (0: malloc's) takes
+ * a class block: a feature may serve it itself (guard sampling). */
+static sc_always_inline void *pre_alloc(uint32_t f, size_t n, size_t align) {
+  if ((f & SC_FEATURE_GUARD) != 0 && sc__guard_tick()) return sc__guard_alloc(n, align);
+  return NULL;
+}
+
+/** Before the owner takes a block from page. */
+static sc_always_inline void before_take(uint32_t f, const sc_page_t *page) {
+  if ((f & SC_FEATURE_CHECK) != 0) sc__check_take(page);
+}
+
+/** The features' work on block b (of page, class c) just handed out for a
+ * request of n bytes. */
+static sc_always_inline void on_alloc(uint32_t f, sc_arena_t *a, sc_page_t *page, sc_block_t *b,
+                                      unsigned c, size_t n) {
+  if ((f & SC_FEATURE_EXACT) != 0) sc__exact_alloc(a, page, b, c, n);
+  if ((f & SC_FEATURE_CHECK) != 0) sc__check_alloc(page, b, n);
+}
+
+/** The features' work on a free by its owner a of block p of page, before
+ * it goes back on the page's free list. */
+static sc_always_inline void on_free_local(uint32_t f, sc_arena_t *a, sc_page_t *page, void *p) {
+  if ((f & SC_FEATURE_EXACT) != 0) sc__exact_free(a, page, (uintptr_t)p);
+  if ((f & SC_FEATURE_CHECK) != 0) sc__check_poison(page, p, true);
+}
+
+void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
+  if (me != NULL && sc__exact_on()) sc__exact_remote_free(me, page, p);
+  if (sc__check_on()) sc__check_poison(page, (void *)p, false);
+}
+
+void sc__seam_before_take(const sc_page_t *page) { before_take(sc__features, page); }
+
+bool sc__seam_free_held(void *p, sc_page_t *page) {
+  return sc__check_on() && sc__check_free(p, page, false);
+}
+
+void sc__seam_sys_alloc(void *p, size_t n) {
+  (void)p;
+  (void)n;
+}
+
+void sc__seam_sys_free(void *p) { (void)p; }
+
+void sc__seam_resize(sc_arena_t *a, void *p, size_t n) {
+  if (sc__check_on()) sc__check_resize(p, n);
+  if (a == NULL && sc__req_arrays) a = sc__arena_get(); /* the request moves to this thread */
+  if (sc__exact_on() && a != NULL) {
+    sc__exact_resize(a, (uintptr_t)p, n);
+  } else if (sc__req_arrays) {
+    const sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)p), (uintptr_t)p);
+    *sc__exact_req_slot(page, (uintptr_t)p) = (uint16_t)n;
+  }
+}
+
+size_t sc__seam_usable(const void *p, size_t size) {
+  return sc__check_on() ? sc__check_usable(p) : size;
+}
+
+/* Blocks outside the segments that a feature made (the guard pool). */
+
+static bool guard_has(const void *p) {
+  return (sc__features & SC_FEATURE_GUARD) != 0 && sc__guard_has(p);
+}
+
+bool sc__seam_free_foreign(void *p) {
+  if (!guard_has(p)) return false;
+  sc__guard_free(p);
+  return true;
+}
+
+bool sc__seam_realloc_foreign(void *p, size_t n, void **out) {
+  if (!guard_has(p)) return false;
+  *out = sc__guard_realloc(p, n);
+  return true;
+}
+
+bool sc__seam_usable_foreign(const void *p, size_t *out) {
+  if (!guard_has(p)) return false;
+  *out = sc__guard_usable(p);
+  return true;
+}
+
+bool sc__seam_owns_foreign(const void *p) { return guard_has(p) && sc__guard_owns(p); }
+
+void sc__seam_fork(int phase) {
+  if ((sc__features & SC_FEATURE_GUARD) != 0) sc__guard_fork(phase);
+  if (sc__check_on()) sc__check_fork(phase);
+}
+
+/* ---- the paths ---------------------------------------------------------------- */
+
+/** An allocation whose current page has no block. */
+static sc_cold void *alloc_refill(sc_arena_t *a, size_t n, unsigned c) {
+  sc_block_t *b = sc__arena_refill(a, c); /* calls before_take on the way */
+  if (sc_unlikely(b == NULL)) {
+    b = sc__sys_memalign(sc__class_size(c), n); /* the OS refused a segment */
+    if (b == NULL) errno = ENOMEM;
+    return b;
+  }
+  on_alloc(sc__features, a, a->current[c], b, c, n); /* refill took b from the current page */
+  return b;
+}
+
+/** An allocation of n bytes of class c aligned to `align` (0: malloc's) by
+ * arena a's thread, with features f on. */
+static sc_always_inline void *alloc_with(uint32_t f, sc_arena_t *a, size_t n, unsigned c,
+                                         size_t align) {
+  void *g = pre_alloc(f, n, align);
+  if (sc_unlikely(g != NULL)) return g;
+  sc_page_t *page = a->current[c];
+  before_take(f, page);
+  sc_block_t *b = sc__page_take_ex(page, true);
+  if (sc_unlikely(b == NULL)) return alloc_refill(a, n, c);
+  on_alloc(f, a, page, b, c, n);
+  return b;
+}
+
+void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
+  return alloc_with(sc__features, a, n, c, 0);
+}
+
+void *sc__seam_memalign(size_t n, unsigned c, size_t align) {
+  sc_arena_t *a = sc__arena_get();
+  if (sc_unlikely(a == NULL)) return sc__arena_alloc_slow(n, c);
+  return alloc_with(sc__features, a, n, c, align);
+}
+
+/** A free by its owner a of block p of page, with features f on. */
+static sc_always_inline void free_local_with(uint32_t f, sc_arena_t *a, sc_page_t *page, void *p) {
+  if ((f & SC_FEATURE_CHECK) != 0 && sc__check_free(p, page, true)) return; /* quarantined */
+  on_free_local(f, a, page, p);
+  sc__page_free(page, p);
+}
+
+static sc_noinline void free_local_any(sc_arena_t *a, sc_page_t *page, void *p) {
+  free_local_with(sc__features, a, page, p);
+}
+
+void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
+  if (sc_likely(sc__features == SC_FEATURE_EXACT))
+    free_local_with(SC_FEATURE_EXACT, a, page, p);
+  else
+    free_local_any(a, page, p);
+}
+
+/* ---- the malloc fast path's slow targets ---------------------------------- */
+
+/** With exact statistics alone. */
+static void *seam_malloc_exact(size_t n, unsigned c) {
   sc_arena_t *a = sc__thread.arena;
-  if (sc_likely(a != NULL)) return sc__seam_alloc(a, n, c);
+  if (sc_likely(a != NULL)) return alloc_with(SC_FEATURE_EXACT, a, n, c, 0);
   return sc__arena_alloc_slow(n, c);
 }
+
+/** Any other mix of features. */
+static void *seam_malloc(size_t n, unsigned c) {
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL)) return alloc_with(sc__features, a, n, c, 0);
+  return sc__arena_alloc_slow(n, c);
+}
+
+/** seam_malloc_sampled's way out: no arena yet, a sample due, or no block
+ * in the current page. */
+static sc_noinline void *sampled_slow(size_t n, unsigned c) {
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_unlikely(a == NULL)) return sc__arena_alloc_slow(n, c); /* it counts this one */
+  return alloc_with(SC_FEATURE_GUARD, a, n, c, 0);
+}
+
+/** With guard sampling alone: frees keep the fast path (arena.c:
+ * thread_bind), and an allocation only counts down to the next sample
+ * before it takes its block as the fast path would have (no stack frame
+ * on the way). */
+static void *seam_malloc_sampled(size_t n, unsigned c) {
+  sc_arena_t *a = sc__thread.arena;
+  uint32_t k = sc__guard_countdown;
+  if (sc_likely(a != NULL && k > 1)) {
+    sc__guard_countdown = k - 1;
+    sc_block_t *b = sc__page_take(a->current[c]);
+    if (sc_likely(b != NULL)) return b;
+    sc__guard_countdown = k; /* not served here: sampled_slow counts it */
+  }
+  return sampled_slow(n, c);
+}
+
+/* ---- the decision ------------------------------------------------------------- */
 
 /** Features are on from now on. */
 static void features_set(uint32_t f) {
   sc__features = f;
-  sc__req_arrays = (f & SC_FEATURE_EXACT) != 0;
+  /* The checking mode needs each block's request as much as exact
+   * statistics do. */
+  sc__req_arrays = (f & (SC_FEATURE_EXACT | SC_FEATURE_CHECK)) != 0;
   sc__meta_pages = sc__req_arrays ? SC_META_PAGES_EXACT : 1;
-  if (f != 0) sc__alloc_slow_fn = seam_malloc;
+  if (f == SC_FEATURE_EXACT)
+    sc__alloc_slow_fn = seam_malloc_exact;
+  else if (f == SC_FEATURE_GUARD)
+    sc__alloc_slow_fn = seam_malloc_sampled;
+  else if (f != 0)
+    sc__alloc_slow_fn = seam_malloc;
 }
 
 void sc__seam_decide(void) {
@@ -45,6 +246,8 @@ void sc__seam_decide(void) {
       value_on(sc__option("SIZECLASS_STATS", buf, sizeof(buf))) ||
       value_on(sc__option("SIZECLASS_STATS_SIGNAL", buf, sizeof(buf))))
     f |= SC_FEATURE_EXACT;
+  if (sc__guard_decide()) f |= SC_FEATURE_GUARD;
+  if (sc__check_decide()) f |= SC_FEATURE_CHECK;
   features_set(f);
 }
 
@@ -55,58 +258,6 @@ bool sc__seam_enable(uint32_t features) {
   if (created != 0) return false;
   features_set(sc__features | features);
   return true;
-}
-
-/* ---- the hooks: each feature's work, in one place ------------------------- */
-
-/** The features' work on block b (of page, class c) just handed out for a
- * request of n bytes. */
-static inline void on_alloc(sc_arena_t *a, sc_page_t *page, sc_block_t *b, unsigned c, size_t n) {
-  if (sc__exact_on()) sc__exact_alloc(a, page, b, c, n);
-}
-
-/** The features' work on a free by its owner a of block p of page, before
- * it goes back on the page's free list. */
-static inline void on_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
-  if (sc__exact_on()) sc__exact_free(a, page, (uintptr_t)p);
-}
-
-void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
-  if (me != NULL && sc__exact_on()) sc__exact_remote_free(me, page, p);
-}
-
-void sc__seam_sys_alloc(void *p, size_t n) {
-  (void)p;
-  (void)n;
-}
-
-void sc__seam_sys_free(void *p) { (void)p; }
-
-/* ---- the paths ---------------------------------------------------------------- */
-
-/** sc__seam_alloc when the current page has no block. */
-static sc_cold void *alloc_refill(sc_arena_t *a, size_t n, unsigned c) {
-  sc_block_t *b = sc__arena_refill(a, c);
-  if (sc_unlikely(b == NULL)) {
-    b = sc__sys_memalign(sc__class_size(c), n); /* the OS refused a segment */
-    if (b == NULL) errno = ENOMEM;
-    return b;
-  }
-  on_alloc(a, a->current[c], b, c, n); /* refill took b from the current page */
-  return b;
-}
-
-void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
-  sc_page_t *page = a->current[c];
-  sc_block_t *b = sc__page_take_ex(page, true);
-  if (sc_unlikely(b == NULL)) return alloc_refill(a, n, c);
-  on_alloc(a, page, b, c, n);
-  return b;
-}
-
-void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
-  on_free_local(a, page, p);
-  sc__page_free(page, p);
 }
 
 sc_public bool sc_stats_enable_exact(void) {
