@@ -44,10 +44,17 @@ bench-guard: lib bench-progs
 	@BUILD=$(BUILD) RUNS=$(RUNS) scripts/bench-guard.py
 
 LINKED_PROG_SRCS := $(wildcard tests/progs/linked/*.c)
-LINKED_PROG_BINS := $(patsubst tests/progs/linked/%.c,$(BUILD)/tests/progs/linked/%,$(LINKED_PROG_SRCS))
+LINKED_PROG_BINS := $(patsubst tests/progs/linked/%.c,$(BUILD)/tests/progs/linked/%,$(LINKED_PROG_SRCS)) \
+                    $(BUILD)/tests/progs/linked/memcheck_misuse
 
 $(BUILD)/tests/progs/linked/%: tests/progs/linked/%.c $(AR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) -o $@ $< $(AR_LIB) -lpthread -ldl
+
+# The memory-error scenarios, linked instead of preloaded.
+$(BUILD)/tests/progs/linked/memcheck_misuse: tests/progs/memcheck_misuse.c tests/memcheck_util.h \
+                                             $(AR_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_TEST) -DMC_LINKED -o $@ $< $(AR_LIB) -lpthread -ldl
 
 test ubsan asan: $(LINKED_PROG_BINS)

@@ -3,9 +3,10 @@
  *   MC_DEATH_TEST(name): in this process (linked with libsizeclass.a, its
  *     mode switched on by the suite's sizeclass_options), under Criterion's
  *     .signal = SIGABRT;
- *   mc_expect_message(name, env): tests/progs/memcheck_misuse NAME under
- *     LD_PRELOAD with the variables env, where the SIGABRT and the exact
- *     stderr line are both checked. */
+ *   mc_expect_message(name, env, how): tests/progs/memcheck_misuse NAME
+ *     with the variables env, under LD_PRELOAD or linked with
+ *     libsizeclass.a, where the SIGABRT and the exact stderr line are both
+ *     checked. */
 #ifndef MEMCHECK_TEST_H
 #define MEMCHECK_TEST_H
 
@@ -32,23 +33,28 @@ static const mc_env_t mc_in_process = {.announce = mc_ignore_announce};
     cr_assert_fail("%s returned %d without aborting", #name, rc);    \
   }
 
-/** Run memcheck_misuse NAME preloaded with the variables env (NULL-
- * terminated); a hang is killed after 60 s. */
-static inline void mc_run(pr_result_t *r, const char *name, const char *const *env, bool preload) {
+/** How the helper program gets the library. */
+enum { MC_PLAIN, MC_PRELOADED, MC_LINKED };
+
+/** Run memcheck_misuse NAME with the variables env (NULL-terminated):
+ * unpreloaded, preloaded, or its copy linked with libsizeclass.a; a hang
+ * is killed after 60 s. */
+static inline void mc_run(pr_result_t *r, const char *name, const char *const *env, int how) {
   char prog[4096];
-  pr_prog_path(prog, sizeof(prog), "memcheck_misuse");
+  pr_prog_path(prog, sizeof(prog), how == MC_LINKED ? "linked/memcheck_misuse" : "memcheck_misuse");
   char *argv[] = {prog, (char *)name, NULL};
-  pr_opts_t o = {.preload = preload, .timeout_s = 60, .env = env, .drop_sizeclass_env = true};
+  pr_opts_t o = {
+      .preload = how == MC_PRELOADED, .timeout_s = 60, .env = env, .drop_sizeclass_env = true};
   cr_assert(pr_run(r, argv, &o), "could not run %s", prog);
 }
 
-/** Scenario `name` under env dies of SIGABRT after writing exactly its
- * message (one line) to stderr. */
-static inline void mc_expect_message(const char *name, const char *const *env) {
+/** Scenario `name` under env, preloaded or linked (`how`), dies of
+ * SIGABRT after writing exactly its message (one line) to stderr. */
+static inline void mc_expect_message(const char *name, const char *const *env, int how) {
   const mc_case_t *c = mc_find(name);
   cr_assert_not_null(c, "no scenario %s", name);
   pr_result_t r;
-  mc_run(&r, name, env, true);
+  mc_run(&r, name, env, how);
   cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT,
             "%s: wait status %#x (want SIGABRT); stdout: %s; stderr: %s", name, (unsigned)r.status,
             r.out, r.err);

@@ -4,9 +4,9 @@
  * byte) is found when the block is handed out again or leaves the
  * quarantine (SIZECLASS_CHECK_QUARANTINE), and at exit for the blocks the
  * quarantine still holds. Each as a death test in this process (which runs
- * in the checking mode, quarantine of 8) and in the preloaded helper
- * program, where the exact line is compared, with and without quarantine
- * where both apply. Then legitimate use is never reported. */
+ * in the checking mode, quarantine of 8) and in the helper program,
+ * preloaded and linked, where the exact line is compared, with and without
+ * quarantine where both apply. Then legitimate use is never reported. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <malloc.h>
@@ -37,11 +37,13 @@ MC_DEATH_TEST(check_abort, check_double_free)
 
 /* ---- kind 2: preloaded, exact message ------------------------------------- */
 
-/* Without quarantine (the block is checked when handed out again) and with
- * one (it is checked when it leaves the quarantine). */
-#define CHECK_MESSAGE_TEST(name)                                 \
-  Test(check_message, name) { mc_expect_message(#name, plain); } \
-  Test(check_message, name##_quarantined) { mc_expect_message(#name, held); }
+/* Preloaded and linked; without quarantine (the block is checked when it
+ * is handed out again) and with one (when it leaves the quarantine). */
+#define CHECK_MESSAGE_TEST(name)                                                            \
+  Test(check_message, name) { mc_expect_message(#name, plain, MC_PRELOADED); }              \
+  Test(check_message, name##_quarantined) { mc_expect_message(#name, held, MC_PRELOADED); } \
+  Test(check_message, name##_linked) { mc_expect_message(#name, plain, MC_LINKED); }        \
+  Test(check_message, name##_quarantined_linked) { mc_expect_message(#name, held, MC_LINKED); }
 
 CHECK_MESSAGE_TEST(check_overflow)
 CHECK_MESSAGE_TEST(check_overflow_realloc)
@@ -49,14 +51,20 @@ CHECK_MESSAGE_TEST(check_uaf_8)
 CHECK_MESSAGE_TEST(check_uaf_16)
 CHECK_MESSAGE_TEST(check_uaf_last)
 CHECK_MESSAGE_TEST(check_double_free)
-Test(check_message, check_uaf_reused_quarantined) { mc_expect_message("check_uaf_reused", held); }
-Test(check_message, check_uaf_at_exit_quarantined) { mc_expect_message("check_uaf_at_exit", held); }
+
+/* These need the quarantine. */
+#define QUARANTINE_MESSAGE_TEST(name)                                                       \
+  Test(check_message, name##_quarantined) { mc_expect_message(#name, held, MC_PRELOADED); } \
+  Test(check_message, name##_quarantined_linked) { mc_expect_message(#name, held, MC_LINKED); }
+
+QUARANTINE_MESSAGE_TEST(check_uaf_reused)
+QUARANTINE_MESSAGE_TEST(check_uaf_at_exit)
 
 /* Without quarantine a write after the block was handed out again lands in
  * a live block: nothing can see it, and the scenario says so. */
 Test(check_message, reuse_needs_the_quarantine) {
   pr_result_t r;
-  mc_run(&r, "check_uaf_reused", plain, true);
+  mc_run(&r, "check_uaf_reused", plain, MC_PRELOADED);
   cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 3, "status %#x, stderr %s",
             (unsigned)r.status, r.err);
   free(r.out);
@@ -67,7 +75,7 @@ Test(check_message, reuse_needs_the_quarantine) {
 Test(check_message, default_mode_unchanged) {
   static const char *const none[] = {NULL};
   pr_result_t r;
-  mc_run(&r, "check_overflow", none, true);
+  mc_run(&r, "check_overflow", none, MC_PRELOADED);
   cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 1, "status %#x, stderr %s",
             (unsigned)r.status, r.err);
   free(r.out);

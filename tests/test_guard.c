@@ -4,8 +4,8 @@
  * reported with the kind, the address, offset, size and threads; misuse of
  * a guarded block (double, invalid free, realloc of a freed one, a write
  * into its rounding) is reported as for any block. Each as a death test in
- * this process (which guards every allocation) and in the preloaded helper
- * program (exact line). Faults that are not in the pool reach the program's
+ * this process (which guards every allocation) and in the helper program,
+ * preloaded and linked (exact line). Faults that are not in the pool reach the program's
  * own handler, or kill the program as before. Then: guarded blocks work
  * with every API, across threads and fork, stay aligned, and a full pool
  * only means unguarded blocks; sampling guards about one allocation in n. */
@@ -37,8 +37,9 @@ MC_DEATH_TEST(guard_abort, guard_wild)
 
 /* ---- kind 2: preloaded, exact message ------------------------------------- */
 
-#define GUARD_MESSAGE_TEST(name) \
-  Test(guard_message, name) { mc_expect_message(#name, every); }
+#define GUARD_MESSAGE_TEST(name)                                               \
+  Test(guard_message, name) { mc_expect_message(#name, every, MC_PRELOADED); } \
+  Test(guard_message, name##_linked) { mc_expect_message(#name, every, MC_LINKED); }
 
 GUARD_MESSAGE_TEST(guard_overflow_write)
 GUARD_MESSAGE_TEST(guard_overflow_read)
@@ -55,7 +56,7 @@ GUARD_MESSAGE_TEST(guard_wild)
  * pass as "caught". */
 Test(guard_message, refuses_without_preload) {
   pr_result_t r;
-  mc_run(&r, "guard_overflow_write", every, false);
+  mc_run(&r, "guard_overflow_write", every, MC_PLAIN);
   cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2, "status %#x, stderr %s",
             (unsigned)r.status, r.err);
   free(r.out);
@@ -66,7 +67,7 @@ Test(guard_message, refuses_without_preload) {
 Test(guard_message, off_by_default) {
   static const char *const none[] = {NULL};
   pr_result_t r;
-  mc_run(&r, "guard_overflow_write", none, true);
+  mc_run(&r, "guard_overflow_write", none, MC_PRELOADED);
   cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2, "status %#x, stderr %s",
             (unsigned)r.status, r.err);
   cr_assert(strstr(r.err, "precondition failed") != NULL, "%s", r.err);

@@ -4,7 +4,10 @@
  * name: "block offset alloc_tid free_tid" (block in hex), one line, so that
  * tests/test_guard.c and tests/test_check.c can compare the exact stderr
  * line. Exit status 2: not preloaded or bad usage; other non-signal exits:
- * the error was not caught (1) or a precondition failed. */
+ * the error was not caught (1) or a precondition failed. Built a second
+ * time with -DMC_LINKED and libsizeclass.a linked in
+ * (build/tests/progs/linked/memcheck_misuse, mk/memcheck.mk): the same
+ * messages from the linked form. */
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -23,10 +26,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "\n");
     return 2;
   }
+#ifndef MC_LINKED
   if (dlsym(RTLD_DEFAULT, "sc_owns") == NULL) {
     fprintf(stderr, "memcheck_misuse: libsizeclass is not preloaded\n");
     return 2;
   }
+#endif
   mc_env_t env = {.announce = announce};
   int rc = c->run(&env);
   fprintf(stderr, "memcheck_misuse: %s: %s\n", c->name,
