@@ -52,6 +52,28 @@ GUARD_MESSAGE_TEST(guard_invalid_free)
 GUARD_MESSAGE_TEST(guard_realloc_freed)
 GUARD_MESSAGE_TEST(guard_wild)
 
+/* With allocation sites recorded (a sites feature sets the guard pages'
+ * hook; here a fake one, in the linked program), the report names the
+ * allocation and free sites on lines of their own. */
+Test(guard_message, sites_are_named) {
+  char prog[4096];
+  pr_prog_path(prog, sizeof(prog), "linked/memcheck_misuse");
+  char *argv[] = {prog, "sites", "guard_uaf_read", NULL};
+  pr_opts_t o = {.timeout_s = 60, .env = every, .drop_sizeclass_env = true};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o));
+  cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT, "status %#x, stderr %s",
+            (unsigned)r.status, r.err);
+  unsigned long block = 0;
+  long offset = 0, alloc_tid = 0, free_tid = 0;
+  cr_assert_eq(sscanf(r.out, "%lx %ld %ld %ld", &block, &offset, &alloc_tid, &free_tid), 4);
+  char want[1024];
+  mc_expected(mc_find("guard_uaf_read"), block, offset, alloc_tid, free_tid, want, 512);
+  strcat(want, "\nsizeclass:   allocated at fake site 7\nsizeclass:   freed at fake site 7\n");
+  cr_assert_str_eq(r.err, want);
+  free(r.out);
+}
+
 /* The program refuses to run unpreloaded, so a missing preload can never
  * pass as "caught". */
 Test(guard_message, refuses_without_preload) {
