@@ -55,6 +55,7 @@ typedef struct {
   uint64_t alloc_site; /* sc__guard_sites ids, 0: none */
   uint64_t free_site;
 } slot_t;
+_Static_assert(sizeof(slot_t) + sizeof(uint32_t) == 44, "guard.h states 44 bytes per slot");
 
 uintptr_t sc__guard_base;
 size_t sc__guard_span;
@@ -71,7 +72,6 @@ static uint32_t ring_head, ring_count;
  * the parent's and child's, and a prepare handler that runs after ours may
  * still allocate or free on that thread. */
 static pthread_mutex_t ring_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-static _Atomic uint64_t n_guarded, n_exhausted;
 static struct sigaction prev_segv, prev_bus;
 
 /* ---- sampling ---------------------------------------------------------------- */
@@ -160,10 +160,7 @@ static bool ring_pop(uint32_t *out) {
 
 void *sc__guard_alloc(size_t n, size_t align) {
   uint32_t i;
-  if (!ring_pop(&i)) {
-    atomic_fetch_add_explicit(&n_exhausted, 1, memory_order_relaxed);
-    return NULL;
-  }
+  if (!ring_pop(&i)) return NULL; /* every slot holds a live block */
   uint8_t *page = data_page(i);
   if (!sc__os_protect(page, GUARD_PAGE, true)) { /* out of mappings: not guarded */
     ring_push(i);
@@ -181,7 +178,6 @@ void *sc__guard_alloc(size_t n, size_t align) {
   s->alloc_site = site_here();
   s->free_site = 0;
   atomic_store_explicit(&s->state, SLOT_LIVE, memory_order_release);
-  atomic_fetch_add_explicit(&n_guarded, 1, memory_order_relaxed);
   return (void *)start;
 }
 
@@ -247,11 +243,6 @@ bool sc__guard_owns(const void *p) {
   const slot_t *s = slot_at((uintptr_t)p);
   if (s == NULL || atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_LIVE) return false;
   return (uintptr_t)p - s->block < (s->size != 0 ? s->size : 1);
-}
-
-void sc__guard_counts(sc_guard_counts_t *out) {
-  out->guarded = atomic_load_explicit(&n_guarded, memory_order_relaxed);
-  out->exhausted = atomic_load_explicit(&n_exhausted, memory_order_relaxed);
 }
 
 void sc__guard_fork(int phase) {

@@ -12,7 +12,7 @@
  *
  * The pool is mapped once when the feature is decided; its size is fixed
  * (SIZECLASS_GUARD_SLOTS slots: 2 pages of address space and at most one
- * resident page each, plus 48 bytes of bookkeeping) and exhaustion only
+ * resident page each, plus 44 bytes of bookkeeping) and exhaustion only
  * means that allocations are not guarded until a slot comes back.
  * Guarded blocks are not in the segment bitmap: the system-route paths of
  * alloc.c ask the seam (sc__seam_foreign & co.) before they hand a pointer
@@ -84,13 +84,6 @@ typedef struct {
   size_t (*describe)(uint64_t site, char *buf, size_t cap);
 } sc_guard_sites_t;
 extern sc_guard_sites_t sc__guard_sites;
-
-/** Counters since the start (any thread may read them). */
-typedef struct {
-  uint64_t guarded;   /* allocations served from the pool */
-  uint64_t exhausted; /* sampled allocations the full pool had to refuse */
-} sc_guard_counts_t;
-void sc__guard_counts(sc_guard_counts_t *out);
 
 #pragma GCC visibility pop
 
