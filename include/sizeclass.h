@@ -36,9 +36,11 @@ void *sc_calloc(size_t count, size_t size);
 void *sc_realloc(void *p, size_t n);
 /** posix_memalign-style aligned allocation; returns 0, EINVAL or ENOMEM. */
 int sc_posix_memalign(void **out, size_t alignment, size_t n);
-/** Usable size of a block: its class size for class blocks, 0 for NULL. */
+/** Usable size of a block: its class size for class blocks (the request
+ * in the checking mode and for guarded blocks), 0 for NULL. */
 size_t sc_usable_size(const void *p);
-/** True when p lies in a block carved from the size classes. */
+/** True when p lies in a block carved from the size classes (or in a live
+ * block of the guard pages). */
 bool sc_owns(const void *p);
 /** Size class that a request of n bytes maps to (16..1024), 0 if n > 1024. */
 size_t sc_class_size(size_t n);

@@ -3,6 +3,10 @@
 #   make fuzz [FUZZ_SECONDS=60]   build $(BUILD)/fuzz/fuzz_alloc with clang
 #                                 and run it for FUZZ_SECONDS, starting from
 #                                 the seed corpus tests/fuzz/corpus/.
+#             [FUZZ_ENV='SIZECLASS_CHECK=1 ...']  variables for the fuzzed
+#                                 process, [FUZZ_ARGS=...] more libFuzzer
+#                                 flags (mk/memcheck.mk's fuzz-check and
+#                                 fuzz-guard use them).
 # The library is compiled with -fsanitize=fuzzer-no-link (its branches guide
 # the fuzzer) and linked in whole, shim included: the harness's malloc, and
 # libFuzzer's own, are libsizeclass, as in a real program. UBSan is on;
@@ -15,6 +19,8 @@
 
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
+FUZZ_ENV ?=
+FUZZ_ARGS ?=
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_SAN := -fsanitize=undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The library is instrumented for coverage but not for comparison tracing:
@@ -43,10 +49,10 @@ fuzz:
 	@scripts/ensure-deps.sh fuzz
 	@$(MAKE) --no-print-directory fuzz-build
 	@mkdir -p $(FUZZ_DIR)/corpus
-	@echo "fuzz: $(FUZZ_DIR)/fuzz_alloc for $(FUZZ_SECONDS) s (log: $(FUZZ_DIR)/fuzz.log)"
-	@UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	@echo "fuzz: $(FUZZ_DIR)/fuzz_alloc for $(FUZZ_SECONDS) s$(if $(FUZZ_ENV), with $(FUZZ_ENV)) (log: $(FUZZ_DIR)/fuzz.log)"
+	@env $(FUZZ_ENV) UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(FUZZ_DIR)/fuzz_alloc -max_total_time=$(FUZZ_SECONDS) -max_len=4000 -timeout=30 \
-	  -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus tests/fuzz/corpus \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_ARGS) $(FUZZ_DIR)/corpus tests/fuzz/corpus \
 	  > $(FUZZ_DIR)/fuzz.log 2>&1; rc=$$?; \
 	if [ $$rc -ne 0 ]; then tail -n 60 $(FUZZ_DIR)/fuzz.log; echo "fuzz: FAILED (exit $$rc)"; \
 	else grep -E '^(INFO: seed corpus|Done |stat::(number_of_executed_units|new_units_added|peak_rss))' \

@@ -6,7 +6,9 @@
 # next (issue 11's pattern; 0 turns them off).
 #
 #   make stress [STRESS_SECONDS=30] [STRESS_THREADS=4] [STRESS_MAX_RSS_MIB=512]
-#               [STRESS_ROUND_THREADS=2]
+#               [STRESS_ROUND_THREADS=2] [STRESS_ENV='SIZECLASS_CHECK=1 ...']
+# STRESS_ENV: variables for the stressed process (mk/memcheck.mk's
+# stress-check and stress-guard use it).
 
 .PHONY: stress
 
@@ -14,7 +16,8 @@ STRESS_SECONDS ?= 30
 STRESS_THREADS ?= 4
 STRESS_MAX_RSS_MIB ?= 512
 STRESS_ROUND_THREADS ?= 2
+STRESS_ENV ?=
 
 stress: lib $(BUILD)/tests/progs/stress
-	LD_PRELOAD=$(abspath $(SO)) $(BUILD)/tests/progs/stress -t $(STRESS_THREADS) \
+	env $(STRESS_ENV) LD_PRELOAD=$(abspath $(SO)) $(BUILD)/tests/progs/stress -t $(STRESS_THREADS) \
 	  -s $(STRESS_SECONDS) -m $(STRESS_MAX_RSS_MIB) -r $(STRESS_ROUND_THREADS)

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "exact.h"
+#include "seam.h"
 #include "sizeclass.h"
 
 /** Requests above SC_SMALL_MAX: the system allocator. */
@@ -13,7 +13,9 @@ sc_noinline void *sc__malloc_slow(size_t n) { return sc__sys_malloc(n); }
 
 /** free() of a pointer outside our segments: NULL, or the system's. */
 sc_noinline void sc__free_slow(void *p) {
-  if (p != NULL) sc__sys_free(p);
+  if (p == NULL) return;
+  if (sc_unlikely(sc__features != 0) && sc__seam_free_foreign(p)) return; /* a guarded block */
+  sc__sys_free(p);
 }
 
 void sc__fatal_invalid(const void *p) { sc__fatal_block("invalid free", p, 0); }
@@ -66,11 +68,12 @@ void *sc__realloc(void *p, size_t n) {
 #endif
     /* Same class: keep the block; only its requested size changes. */
     if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size) {
-      sc_arena_t *a = sc__thread.arena;
-      if (sc__exact_on() && a != NULL) sc__exact_resize(a, u, n);
+      if (sc__features != 0) sc__seam_resize(sc__thread.arena, p, n);
       return p;
     }
   } else {
+    void *q;
+    if (sc_unlikely(sc__features != 0) && sc__seam_realloc_foreign(p, n, &q)) return q;
     if (n > SC_SMALL_MAX) return sc__sys_realloc(p, n);
     old_size = sc__sys_usable_size(p);
   }
@@ -87,6 +90,7 @@ void *sc__memalign(size_t align, size_t n) {
   if (align <= SC_SMALL_MAX && n <= SC_SMALL_MAX) {
     /* A class block of size 2^k is aligned to 2^k: pick the larger class. */
     unsigned c = sc__class_of(n > align ? n : align);
+    if (sc_unlikely(sc__features != 0)) return sc__seam_memalign(n, c, align);
     return sc__alloc_small(n, c);
   }
   return sc__sys_memalign(align, n);
@@ -107,7 +111,12 @@ int sc__posix_memalign(void **out, size_t align, size_t n) {
 size_t sc__usable_size(const void *p) {
   if (p == NULL) return 0;
   uintptr_t u = (uintptr_t)p;
-  if (sc__segment_owned(u)) return owned_block_size(u, "malloc_usable_size of invalid pointer");
+  if (sc__segment_owned(u)) {
+    size_t size = owned_block_size(u, "malloc_usable_size of invalid pointer");
+    return sc__features != 0 ? sc__seam_usable(p, size) : size;
+  }
+  size_t size;
+  if (sc_unlikely(sc__features != 0) && sc__seam_usable_foreign(p, &size)) return size;
   return sc__sys_usable_size(p);
 }
 
@@ -124,7 +133,7 @@ sc_public size_t sc_usable_size(const void *p) { return sc__usable_size(p); }
 
 sc_public bool sc_owns(const void *p) {
   uintptr_t u = (uintptr_t)p;
-  if (!sc__segment_owned(u)) return false;
+  if (!sc__segment_owned(u)) return sc__features != 0 && sc__seam_owns_foreign(p);
   const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
   return page->state == SC_PAGE_ACTIVE && page->arena != NULL &&
          (u & (SC_PAGE_SIZE - 1)) < page->shared_carved;

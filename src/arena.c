@@ -271,6 +271,7 @@ void *sc__arena_refill(sc_arena_t *a, unsigned c) {
     sc_page_t *page = a->current[c];
     /* 1. A block of the current page (we may have come here for another
      * reason than its being empty: features, a new arena). */
+    if (sc__features != 0) sc__seam_before_take(page);
     sc_block_t *b = sc__page_take(page);
     if (b != NULL) return b;
     /* 2. The current page is exhausted: it leaves the queue until a free. */
@@ -321,7 +322,11 @@ static void thread_bind(sc_arena_t *a) {
   if (a == NULL) return;
   a->bound = 1;
   a->thread = NULL;
-  if (sc__features != 0) return;
+  if (sc__features != 0) {
+    /* Features that do not look at frees (guard pages) leave them fast. */
+    if ((sc__features & SC_FEATURES_SEE_FREES) == 0) t->self = a;
+    return;
+  }
   a->thread = t;
   t->self = a;
   for (unsigned c = 0; c < SC_CLASSES; c++) t->current[c] = a->current[c];
@@ -387,6 +392,7 @@ void sc__free_other(void *p, sc_page_t *page) {
     sc__seam_free_local(me, page, p);
     return;
   }
+  if (sc__features != 0 && sc__seam_free_held(p, page)) return;
   free_not_ours(p, page);
 }
 

@@ -51,9 +51,18 @@ void sc__init(void) {
   }
 }
 
-static void fork_prepare(void) { sc__arena_fork_prepare(); }
-static void fork_parent(void) { sc__arena_fork_parent(); }
-static void fork_child(void) { sc__arena_fork_child(); }
+static void fork_prepare(void) {
+  sc__seam_fork(0);
+  sc__arena_fork_prepare();
+}
+static void fork_parent(void) {
+  sc__arena_fork_parent();
+  sc__seam_fork(1);
+}
+static void fork_child(void) {
+  sc__arena_fork_child();
+  sc__seam_fork(2);
+}
 
 /* The statistics dump and the frame statistics arm themselves from their
  * own constructors: the allocator core does not depend on them. */

@@ -180,8 +180,9 @@ typedef struct sc_purge_state_s {
  * `current` are the pages malloc pops from and `self` is what free compares
  * a page's owner with. Both point at the thread's arena's state when it has
  * one and no optional feature is on; otherwise current[] is the empty page
- * and self is SC_NOT_AN_ARENA, so that every call takes the slow path,
- * where the features are (seam.c). */
+ * and self is SC_NOT_AN_ARENA (unless no feature on looks at frees:
+ * SC_FEATURES_SEE_FREES), so that every call takes the slow path, where
+ * the features are (seam.c). */
 typedef struct sc_thread_s {
   sc_page_t *current[SC_CLASSES];
   sc_arena_t *self;
@@ -238,9 +239,15 @@ void sc__init(void);
 extern uint32_t sc__features;
 enum {
   SC_FEATURE_EXACT = 1u << 0,       /* exact per-request statistics (exact.h) */
-  SC_FEATURE_SITES = 1u << 1,       /* allocation sites, SIZECLASS_SITES (sites.h) */
-  SC_FEATURE_FRAME_CHECK = 1u << 2, /* steady-state check, SIZECLASS_FRAME_CHECK (frame_check.h) */
+  SC_FEATURE_GUARD = 1u << 1,       /* sampled guard pages (guard.h) */
+  SC_FEATURE_CHECK = 1u << 2,       /* checking mode: slack and freed-block patterns (check.h) */
+  SC_FEATURE_SITES = 1u << 3,       /* allocation sites, SIZECLASS_SITES (sites.h) */
+  SC_FEATURE_FRAME_CHECK = 1u << 4, /* steady-state check, SIZECLASS_FRAME_CHECK (frame_check.h) */
 };
+/** Features that must see every free of a class block; with only the
+ * others on (guard pages, the steady-state check), frees keep the fast
+ * path. */
+#define SC_FEATURES_SEE_FREES (SC_FEATURE_EXACT | SC_FEATURE_CHECK | SC_FEATURE_SITES)
 /** True when blocks keep their requested size (the requested-size arrays
  * of the segments exist): features that need it set this. */
 extern bool sc__req_arrays;
@@ -251,6 +258,11 @@ void *sc__os_map_aligned(size_t size, size_t align);
 void sc__os_unmap(void *p, size_t size);
 /** Return a range's physical memory to the OS; keeps it mapped. */
 bool sc__os_purge(void *p, size_t size);
+/** Map `size` bytes that cannot be touched (PROT_NONE, no swap reserved);
+ * NULL when refused. */
+void *sc__os_reserve(size_t size);
+/** Make a range readable and writable, or untouchable; false on failure. */
+bool sc__os_protect(void *p, size_t size, bool accessible);
 uint64_t sc__os_now_ns(void);
 /** Write all of buf to fd, retrying on EINTR; never allocates. */
 void sc__os_write_all(int fd, const char *buf, size_t len);

@@ -52,6 +52,20 @@ bool sc__os_purge(void *p, size_t size) {
   return ok;
 }
 
+void *sc__os_reserve(size_t size) {
+  int saved = errno;
+  void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  errno = saved;
+  return p == MAP_FAILED ? NULL : p;
+}
+
+bool sc__os_protect(void *p, size_t size, bool accessible) {
+  int saved = errno;
+  bool ok = mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
+  errno = saved;
+  return ok;
+}
+
 uint64_t sc__os_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

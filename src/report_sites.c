@@ -340,6 +340,42 @@ void sc__report_sites(sc_emitter_t *e, bool may_lock) {
   work_close(w);
 }
 
+/* ---- one line, for guard pages' reports ------------------------------------------------ */
+
+/** Append s to buf[*n..cap). */
+static void add_str(char *buf, size_t cap, size_t *n, const char *s) {
+  while (*s && *n + 1 < cap) buf[(*n)++] = *s++;
+}
+
+size_t sc__sites_describe(uint64_t site, char *buf, size_t cap) {
+  uint32_t count;
+  const sc_site_t *sites = sc__sites_table(&count);
+  size_t n = 0;
+  if (cap == 0 || site == 0 || site > count || sites == NULL) return 0;
+  const sc_site_t *s = &sites[site - 1];
+  sc_symbolizer_t *sym = sc__sym_open(false); /* a fault handler: no loader lock */
+  if (sym == NULL) return 0;
+  sc_frame_info_t info[SC_UNWIND_DEPTH];
+  unsigned first = 0, shown = 0;
+  for (unsigned i = 0; i < s->depth; i++) sc__sym_frame(sym, s->pcs[i], &info[i]);
+  while (first < s->depth && info[first].allocator) first++;
+  if (first == s->depth) first = 0;
+  for (unsigned i = first; i < s->depth && shown < TEXT_NAMES; i++, shown++) {
+    if (shown > 0 && info[i].allocator) break; /* the C library's start-up */
+    if (shown > 0) add_str(buf, cap, &n, " < ");
+    add_str(buf, cap, &n, info[i].name != NULL ? info[i].name : "??");
+  }
+  if (s->depth > first) {
+    char loc[LOC_CAP];
+    format_location(loc, sizeof(loc), &info[first]);
+    add_str(buf, cap, &n, " (");
+    add_str(buf, cap, &n, loc);
+    add_str(buf, cap, &n, ")");
+  }
+  sc__sym_close(sym);
+  return n;
+}
+
 /* ---- folded stacks -------------------------------------------------------------------------- */
 
 /** Append s to the line (control characters, ';' and ' ' become '_'). */

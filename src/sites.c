@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "guard.h"
 #include "options.h"
 #include "size_class.h"
 
@@ -135,6 +136,8 @@ static _Atomic uint32_t site_count; /* sites in use, overflow sites included */
 static _Atomic uint64_t overflowed; /* samples counted in an overflow site or lost */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static uint64_t guard_capture(void); /* below: guard pages' hook */
+
 uint32_t sc__sites_decide(void) {
   char buf[64];
   cfg.rate = read_rate(sc__option("SIZECLASS_SITES", buf, sizeof(buf)));
@@ -163,6 +166,9 @@ uint32_t sc__sites_decide(void) {
     cfg.rate = 0;
     return 0;
   }
+  /* Guard pages' reports name the sites of a block's allocation and free. */
+  sc__guard_sites.capture = guard_capture;
+  sc__guard_sites.describe = sc__sites_describe;
   return SC_FEATURE_SITES;
 }
 
@@ -277,7 +283,7 @@ static size_t probe(uint64_t h, unsigned c, const uintptr_t *pcs, unsigned depth
 /** The overflow site of class c: it collects the samples of stacks that
  * found no room (depth 0, no frames). */
 static uint32_t overflow_site(unsigned c) {
-  static _Atomic uint32_t made[SC_SITES_CLASSES]; /* site number + 1 */
+  static _Atomic uint32_t made[SC_SITES_CLASSES + 1]; /* site number + 1 */
   atomic_fetch_add_explicit(&overflowed, 1, memory_order_relaxed);
   uint32_t id = atomic_load_explicit(&made[c], memory_order_acquire);
   if (id != 0) return id - 1;
@@ -404,6 +410,19 @@ sc_noinline void sc__sites_forget(const void *p) {
 }
 
 _Atomic uint32_t sc__sites_filter[(size_t)1 << SC_SITES_FILTER_BITS];
+
+/** Guard pages' hook (guard.h): the site of the calling stack, + 1 (0:
+ * none), taken at a guarded allocation and free; no allocation, and no
+ * lock that the fault handler's describe would need. */
+static uint64_t guard_capture(void) {
+  uintptr_t pcs[SC_UNWIND_DEPTH];
+  unsigned depth = sc__sites_stack_now(pcs, SC_UNWIND_DEPTH);
+  if (depth == 0) return 0;
+  sampler.busy = 1; /* adding a site: an allocation now is not sampled */
+  uint32_t id = site_of(pcs, depth, SC_SITES_GUARD);
+  sampler.busy = 0;
+  return (uint64_t)id + 1;
+}
 
 unsigned sc__sites_stack_now(uintptr_t *pcs, unsigned max) {
   if (!sc__sites_on() || sampler.busy) return 0;

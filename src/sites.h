@@ -25,6 +25,9 @@
 #define SC_SITES_SYSTEM SC_CLASSES
 /** Class indices a site can have: the classes and the system allocator. */
 #define SC_SITES_CLASSES (SC_CLASSES + 1)
+/** The class index of the stacks that guard pages' reports name (guard.h:
+ * sc__guard_sites): sites without figures, never reported. */
+#define SC_SITES_GUARD SC_SITES_CLASSES
 /** Estimates are fixed-point numbers with this many fractional bits. */
 #define SC_SITES_Q 12
 /** Sampling rate of SIZECLASS_SITES=on: about one allocation per this
@@ -122,6 +125,10 @@ bool sc__sites_report_implied(void);
 /** The calling thread's stack now (for a message about the allocation in
  * progress); 0 frames when sites are off or the thread is already walking. */
 unsigned sc__sites_stack_now(uintptr_t *pcs, unsigned max);
+/** One line naming site (an index of the table + 1): its innermost
+ * function outside the C library with its callers and location, at most
+ * cap bytes into buf; its length. Async-signal-safe (report_sites.c). */
+size_t sc__sites_describe(uint64_t site, char *buf, size_t cap);
 
 /* ---- the address map of sampled live blocks (sites_map.c) ------------------------- */
 

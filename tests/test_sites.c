@@ -404,3 +404,24 @@ Test(sites, sc_plot_draws_the_timeline_and_the_sites, .timeout = 300) {
   free(out);
   sp_free(&r);
 }
+
+/* Guard pages (SIZECLASS_GUARD) name the sites of a block's allocation and
+ * free in their use-after-free report when sites are recorded. */
+Test(sites, guard_pages_name_the_sites) {
+  char prog[512];
+  snprintf(prog, sizeof(prog), "%s/tests/progs/memcheck_misuse", su_build());
+  char *argv[] = {prog, "guard_uaf_read", NULL};
+  const char *env[] = {"SIZECLASS_SITES=1", "SIZECLASS_GUARD=1", "SIZECLASS_GUARD_SLOTS=4096",
+                       NULL};
+  pr_opts_t o = {.preload = true, .drop_sizeclass_env = true, .timeout_s = 60, .env = env};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o));
+  free(r.out);
+  cr_assert_eq(r.exit_code, 128 + SIGABRT, "%s", r.err);
+  cr_expect_not_null(strstr(r.err, "sizeclass: use-after-free: read at "), "%s", r.err);
+  cr_expect_not_null(strstr(r.err, "\nsizeclass:   allocated at mc_guard_uaf_read < main (/"), "%s",
+                     r.err);
+  cr_expect_not_null(strstr(r.err, "\nsizeclass:   freed at mc_guard_uaf_read < main (/"), "%s",
+                     r.err);
+  cr_expect_not_null(strstr(r.err, "/memcheck_misuse+0x"), "%s", r.err);
+}

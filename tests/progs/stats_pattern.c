@@ -144,9 +144,13 @@ static int pattern(int argc, char **argv, int real) {
   return 0;
 }
 
+static atomic_int busy_started; /* busy threads past their first allocation */
+
 static void *busy(void *arg) {
   uint64_t x = (uintptr_t)arg * 0x9E3779B97F4A7C15ull + 1;
   void *slots[64] = {0};
+  slots[0] = malloc(arg == (void *)3 ? 8 : 40); /* the thread has an arena from here on */
+  atomic_fetch_add(&busy_started, 1);
   while (!atomic_load(&stop)) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     unsigned i = x % 64;
@@ -197,6 +201,9 @@ int main(int argc, char **argv) {
     pthread_t t[2];
     for (uintptr_t i = 0; i < 2; i++) pthread_create(&t[i], NULL, busy, (void *)(i + 1));
     alloc_n(r40, 100, 40);
+    /* Both threads allocate (own an arena) before the exit begins, however
+     * slowly a loaded machine starts them. */
+    while (atomic_load(&busy_started) < 2) nap_ms(1);
     nap_ms(30);
     return 0; /* the threads are still allocating */
   }

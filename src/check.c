@@ -1,0 +1,289 @@
+/* check.c — the checking mode (check.h; docs/hardening.md, "Checking mode").
+ *
+ * A class block's life in this mode:
+ *   hand-out  its request is recorded (requested-size array) and the bytes
+ *             from the request's end to the block's end get SLACK_BYTE;
+ *   free      the slack must be intact (else "overflow past the N-byte
+ *             request"), then bytes from POISON_START to the end get
+ *             POISON_BYTE, and the hardened free key goes into word 1;
+ *   quarantine (optional) the block waits in a FIFO ring, still poisoned
+ *             and keyed (a second free is a double free), and is checked
+ *             when it leaves the ring or when the process exits;
+ *   next hand-out  before it is taken from its page, key and poison must
+ *             be intact (else "use-after-free write ... byte N changed").
+ * The link word (word 0) is checked by the hardened list itself. A block
+ * is known to be poisoned when it is on a page's free list, or when a
+ * page that emptied is carved again below its high-water mark. */
+#include "check.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "alloc.h"
+#include "diag.h"
+#include "exact.h"
+#include "options.h"
+
+/** Bytes of a freed block that hold list words: the link, and with
+ * hardening the free key (checked on its own). The poison follows. */
+#define POISON_START (SC_HARDEN ? 2 * sizeof(uintptr_t) : sizeof(uintptr_t))
+#define POISON_BYTE 0xdf
+#define SLACK_BYTE 0xca
+#define QUARANTINE_MAX 1048576u
+
+#define CHECK_STR_(x) #x
+#define CHECK_STR(x) CHECK_STR_(x)
+
+/* The quarantine: a ring of freed blocks, oldest at q_head. */
+static void **q_ring;
+static uint32_t q_cap, q_head, q_count;
+/* Recursive for fork: see guard.c's ring_lock. */
+static pthread_mutex_t q_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+/* Set while this thread hands a block from the quarantine back to its
+ * page: the free that does it passes the checks it already passed. */
+static sc_tls bool releasing;
+
+/* ---- reports ------------------------------------------------------------------ */
+
+/** "sizeclass: <what> in block 0x… (class N B): byte K changed", abort. */
+static sc_noreturn sc_cold void report(const char *what, const void *b, size_t size, size_t byte) {
+  sc_diag_t d = {.len = 0};
+  sc__diag_str(&d, "sizeclass: ");
+  sc__diag_str(&d, what);
+  sc__diag_str(&d, " in block ");
+  sc__diag_hex(&d, (uintptr_t)b);
+  sc__diag_str(&d, " (class ");
+  sc__diag_uint(&d, size);
+  sc__diag_str(&d, " B): byte ");
+  sc__diag_uint(&d, byte);
+  sc__diag_str(&d, " changed");
+  sc__diag_emit(&d);
+  abort();
+}
+
+static sc_noreturn sc_cold void report_overflow(const void *b, size_t size, size_t req,
+                                                size_t byte) {
+  sc_diag_t d = {.len = 0};
+  sc__diag_str(&d, "sizeclass: overflow past the ");
+  sc__diag_uint(&d, req);
+  sc__diag_str(&d, "-byte request in block ");
+  sc__diag_hex(&d, (uintptr_t)b);
+  sc__diag_str(&d, " (class ");
+  sc__diag_uint(&d, size);
+  sc__diag_str(&d, " B): byte ");
+  sc__diag_uint(&d, byte);
+  sc__diag_str(&d, " changed");
+  sc__diag_emit(&d);
+  abort();
+}
+
+/* ---- the patterns ------------------------------------------------------------- */
+
+/** Requested size of block p of page (any thread: the shared line). */
+static uint16_t *req_slot(const sc_page_t *page, const void *p) {
+  return sc__exact_req_slot(page, (uintptr_t)p);
+}
+
+/** Abort when the slack of block p (size bytes, req requested) changed. */
+static void check_slack(const uint8_t *p, size_t size, size_t req) {
+  if (sc_unlikely(req > size)) req = size; /* never: requests fit their class */
+  size_t at = sc__diag_first_changed(p + req, size - req, SLACK_BYTE);
+  if (sc_unlikely(at != size - req)) report_overflow(p, size, req, req + at);
+}
+
+/** Abort when freed block b (size bytes) was written since it was
+ * poisoned and keyed. */
+static void check_freed(const uint8_t *b, size_t size) {
+#if SC_HARDEN
+  uintptr_t key = sc__free_key(b), seen = ((const sc_block_t *)b)->key;
+  if (sc_unlikely(seen != key)) {
+    uint8_t want[sizeof(key)], got[sizeof(key)];
+    memcpy(want, &key, sizeof(key));
+    memcpy(got, &seen, sizeof(seen));
+    size_t i = 0;
+    while (i < sizeof(key) - 1 && want[i] == got[i]) i++;
+    report("use-after-free write", b, size, offsetof(sc_block_t, key) + i);
+  }
+#endif
+  size_t at = sc__diag_first_changed(b + POISON_START, size - POISON_START, POISON_BYTE);
+  if (sc_unlikely(at != size - POISON_START))
+    report("use-after-free write", b, size, POISON_START + at);
+}
+
+static void poison(uint8_t *b, size_t size) {
+  memset(b + POISON_START, POISON_BYTE, size - POISON_START);
+}
+
+void sc__check_take(const sc_page_t *page) {
+  const sc_block_t *b = page->free;
+  if (!sc__is_list_end(b)) {
+    check_freed((const uint8_t *)b, page->block_size);
+    return;
+  }
+  /* A page that emptied is carved again from its start: below the
+   * high-water mark every block was handed out and freed in this class. */
+  const uint8_t *at = page->carve_next;
+  if (at == page->carve_end || at + page->block_size > page->fresh_end) return;
+#if SC_HARDEN
+  const sc_block_t *stale = (const sc_block_t *)at;
+  if ((((uintptr_t)sc__decode(stale->next) ^ (uintptr_t)at) >> SC_PAGE_SHIFT) != 0)
+    sc__fatal_list(page->block_size); /* its link word was written after free */
+#endif
+  check_freed(at, page->block_size);
+}
+
+void sc__check_alloc(const sc_page_t *page, void *b, size_t n) {
+  *sc__exact_req_slot_local(page, (uintptr_t)b) = (uint16_t)n;
+  memset((uint8_t *)b + n, SLACK_BYTE, page->block_size - n);
+}
+
+void sc__check_poison(const sc_page_t *page, void *p, bool local) {
+  poison(p, (size_t)1 << (local ? page->shift : page->shared_shift));
+}
+
+/* ---- the quarantine ----------------------------------------------------------- */
+
+/** Hand block p, out of the quarantine, back through the ordinary free
+ * path (its owner's list, or the owner's remote list). */
+static void release(void *p) {
+  const sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)p), (uintptr_t)p);
+  check_freed(p, (size_t)1 << page->shared_shift);
+#if SC_HARDEN
+  ((sc_block_t *)p)->key = 0; /* live again for the moment, so free takes it */
+#endif
+  releasing = true;
+  sc__free_inline(p);
+  releasing = false;
+}
+
+/** Put p in the quarantine; the block that leaves it (if full), or NULL. */
+static void *quarantine(void *p) {
+  void *out = NULL;
+  pthread_mutex_lock(&q_lock);
+  if (q_count == q_cap) {
+    out = q_ring[q_head];
+    q_ring[q_head] = p;
+    q_head = q_head + 1 == q_cap ? 0 : q_head + 1;
+  } else {
+    uint32_t at = q_head + q_count;
+    q_ring[at >= q_cap ? at - q_cap : at] = p;
+    q_count++;
+  }
+  pthread_mutex_unlock(&q_lock);
+  return out;
+}
+
+bool sc__check_free(void *p, sc_page_t *page, bool local) {
+  if (releasing) return false;
+  uintptr_t u = (uintptr_t)p;
+  unsigned shift;
+  if (local) {
+    if (sc__bad_local(page, u)) sc__fatal_invalid(p);
+    shift = page->shift;
+  } else {
+    uintptr_t offset = u & (SC_PAGE_SIZE - 1);
+    if (page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
+        offset >= page->shared_carved)
+      sc__fatal_block("invalid free", p, 0);
+    shift = page->shared_shift;
+  }
+  size_t size = (size_t)1 << shift;
+#if SC_HARDEN
+  if (sc_unlikely(((sc_block_t *)p)->key == sc__free_key(p)))
+    sc__fatal_block("double free", p, (unsigned)size);
+#endif
+  check_slack(p, size, *req_slot(page, p));
+  if (q_cap == 0) return false;
+  poison(p, size);
+#if SC_HARDEN
+  ((sc_block_t *)p)->key = sc__free_key(p); /* a second free is a double free */
+#endif
+  void *out = quarantine(p);
+  if (out != NULL) release(out);
+  return true;
+}
+
+/* ---- realloc, usable size ----------------------------------------------------- */
+
+void sc__check_resize(void *p, size_t n) {
+  const sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)p), (uintptr_t)p);
+  size_t size = (size_t)1 << page->shared_shift;
+  check_slack(p, size, *req_slot(page, p));
+  memset((uint8_t *)p + n, SLACK_BYTE, size - n);
+}
+
+size_t sc__check_usable(const void *p) {
+  const sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)p), (uintptr_t)p);
+  return *req_slot(page, p);
+}
+
+/* ---- fork, exit ---------------------------------------------------------------- */
+
+void sc__check_fork(int phase) {
+  if (q_cap == 0) return;
+  if (phase == 0) {
+    pthread_mutex_lock(&q_lock);
+  } else if (phase == 1) {
+    pthread_mutex_unlock(&q_lock);
+  } else {
+    pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    q_lock = fresh;
+  }
+}
+
+/** At exit, every block still in quarantine must be as it was freed. */
+__attribute__((destructor)) static void check_at_exit(void) {
+  if (q_cap == 0 || !sc__check_on()) return;
+  pthread_mutex_lock(&q_lock);
+  for (uint32_t i = 0; i < q_count; i++) {
+    uint32_t at = q_head + i;
+    const uint8_t *b = q_ring[at >= q_cap ? at - q_cap : at];
+    const sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)b), (uintptr_t)b);
+    check_freed(b, (size_t)1 << page->shared_shift);
+  }
+  pthread_mutex_unlock(&q_lock);
+}
+
+/* ---- the decision --------------------------------------------------------------- */
+
+/** True when a SIZECLASS_CHECK-style value asks for something (not unset,
+ * empty, 0, off, no or false). */
+static bool value_on(const char *v) {
+  static const char *const off[] = {"", "0", "off", "no", "false"};
+  if (v == NULL) return false;
+  for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+    if (strcasecmp(v, off[i]) == 0) return false;
+  return true;
+}
+
+/** SIZECLASS_CHECK_QUARANTINE: blocks to hold (0: none). */
+static uint32_t read_quarantine(void) {
+  char buf[32];
+  const char *v = sc__option("SIZECLASS_CHECK_QUARANTINE", buf, sizeof(buf));
+  if (v == NULL) return 0;
+  uint64_t n = 0;
+  const char *s = v;
+  for (; *s >= '0' && *s <= '9' && n <= QUARANTINE_MAX; s++) n = n * 10 + (uint64_t)(*s - '0');
+  if (*v != 0 && *s == 0 && n <= QUARANTINE_MAX) return (uint32_t)n;
+  sc__warn("SIZECLASS_CHECK_QUARANTINE is not a number of blocks (0.." CHECK_STR(
+      QUARANTINE_MAX) "); no quarantine");
+  return 0;
+}
+
+bool sc__check_decide(void) {
+  char buf[32];
+  if (!value_on(sc__option("SIZECLASS_CHECK", buf, sizeof(buf)))) return false;
+  uint32_t cap = read_quarantine();
+  if (cap != 0) {
+    size_t bytes = ((size_t)cap * sizeof(void *) + 4095) & ~(size_t)4095;
+    q_ring = sc__os_map_aligned(bytes, 4096);
+    if (q_ring == NULL) {
+      sc__warn("SIZECLASS_CHECK_QUARANTINE: no memory for the quarantine; none");
+      cap = 0;
+    }
+  }
+  q_cap = cap;
+  return true;
+}

@@ -1,0 +1,72 @@
+/* memcheck_test.h — the two kinds of death test of test_guard.c and
+ * test_check.c, over the scenarios of memcheck_util.h:
+ *   MC_DEATH_TEST(name): in this process (linked with libsizeclass.a, its
+ *     mode switched on by the suite's sizeclass_options), under Criterion's
+ *     .signal = SIGABRT;
+ *   mc_expect_message(name, env, how): tests/progs/memcheck_misuse NAME
+ *     with the variables env, under LD_PRELOAD or linked with
+ *     libsizeclass.a, where the SIGABRT and the exact stderr line are both
+ *     checked. */
+#ifndef MEMCHECK_TEST_H
+#define MEMCHECK_TEST_H
+
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <signal.h>
+#include <stdio.h>
+
+#include "memcheck_util.h"
+#include "proc_run.h"
+
+static void mc_ignore_announce(uintptr_t block, long offset, long alloc_tid, long free_tid) {
+  (void)block;
+  (void)offset;
+  (void)alloc_tid;
+  (void)free_tid;
+}
+static const mc_env_t mc_in_process = {.announce = mc_ignore_announce};
+
+/* The scenario must abort; returning at all fails the test (no SIGABRT). */
+#define MC_DEATH_TEST(suite, name)                                   \
+  Test(suite, name, .signal = SIGABRT, .init = cr_redirect_stderr) { \
+    int rc = mc_find(#name)->run(&mc_in_process);                    \
+    cr_assert_fail("%s returned %d without aborting", #name, rc);    \
+  }
+
+/** How the helper program gets the library. */
+enum { MC_PLAIN, MC_PRELOADED, MC_LINKED };
+
+/** Run memcheck_misuse NAME with the variables env (NULL-terminated):
+ * unpreloaded, preloaded, or its copy linked with libsizeclass.a; a hang
+ * is killed after 60 s. */
+static inline void mc_run(pr_result_t *r, const char *name, const char *const *env, int how) {
+  char prog[4096];
+  pr_prog_path(prog, sizeof(prog), how == MC_LINKED ? "linked/memcheck_misuse" : "memcheck_misuse");
+  char *argv[] = {prog, (char *)name, NULL};
+  pr_opts_t o = {
+      .preload = how == MC_PRELOADED, .timeout_s = 60, .env = env, .drop_sizeclass_env = true};
+  cr_assert(pr_run(r, argv, &o), "could not run %s", prog);
+}
+
+/** Scenario `name` under env, preloaded or linked (`how`), dies of
+ * SIGABRT after writing exactly its message (one line) to stderr. */
+static inline void mc_expect_message(const char *name, const char *const *env, int how) {
+  const mc_case_t *c = mc_find(name);
+  cr_assert_not_null(c, "no scenario %s", name);
+  pr_result_t r;
+  mc_run(&r, name, env, how);
+  cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT,
+            "%s: wait status %#x (want SIGABRT); stdout: %s; stderr: %s", name, (unsigned)r.status,
+            r.out, r.err);
+  unsigned long block = 0;
+  long offset = 0, alloc_tid = 0, free_tid = 0;
+  cr_assert_eq(sscanf(r.out, "%lx %ld %ld %ld", &block, &offset, &alloc_tid, &free_tid), 4,
+               "%s: nothing announced: '%s'", name, r.out);
+  char want[512];
+  mc_expected(c, block, offset, alloc_tid, free_tid, want, sizeof(want) - 1);
+  strcat(want, "\n");
+  cr_assert_str_eq(r.err, want, "%s", name);
+  free(r.out);
+}
+
+#endif /* MEMCHECK_TEST_H */
