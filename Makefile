@@ -21,7 +21,7 @@ LDLIBS_LIB := -lpthread -ldl -lgcc_s
 
 # src/mark/text_begin.c first and src/mark/text_end.c last: their labels
 # bracket the library's code in every section (src/mark/text_mark.h).
-LIB_SRCS := src/mark/text_begin.c $(wildcard src/*.c) shim/shim.c src/mark/text_end.c
+LIB_SRCS := src/mark/text_begin.c $(wildcard src/*.c) shim/shim.c shim/cxx.c src/mark/text_end.c
 LIB_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(LIB_SRCS))
 LIB_DEPS := $(LIB_OBJS:.o=.d)
 

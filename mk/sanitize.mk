@@ -71,6 +71,8 @@ ASAN_TEST_BINS := $(patsubst tests/%.c,$(ASAN_DIR)/tests/%,$(TEST_SRCS))
 
 $(ASAN_DIR)/obj/src/fallback.o: ASAN_EXTRA := $(SC_SYS_TO_ASAN) -fno-builtin
 $(ASAN_DIR)/obj/shim/shim.o: ASAN_EXTRA := $(SC_RENAME)
+# ASan brings its own operator new and delete.
+$(ASAN_DIR)/obj/shim/cxx.o: ASAN_EXTRA := -DSC_NO_CXX_OPERATORS
 
 $(ASAN_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

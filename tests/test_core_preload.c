@@ -281,6 +281,22 @@ Test(core_preload, program_linked_with_another_allocator, .timeout = 60) {
   free(r.out);
 }
 
+/* C++: operator new and delete are the library's own (shim/cxx.c), every
+ * form serves our blocks with the right alignment, and what we cannot serve
+ * takes the language's way (new_handler, bad_alloc, nullptr for nothrow). */
+Test(core_preload, cxx_operators_new_and_delete, .timeout = 60) {
+  char path[4096];
+  prog_path(path, sizeof(path), "cxx_new");
+  char *argv[] = {path, NULL};
+  pr_opts_t pre = {.preload = true, .timeout_s = 30};
+  pr_result_t r;
+  run_ok(&r, argv, &pre, 0);
+  cr_assert_null(strstr(r.out, "FAILED"), "%s", r.out);
+  cr_assert_not_null(strstr(r.out, "operator new is libsizeclass's ok\n"), "%s", r.out);
+  cr_assert_not_null(strstr(r.out, "new_handler called, then bad_alloc ok\ndone\n"), "%s", r.out);
+  free(r.out);
+}
+
 Test(core_preload, low_address_space_limit, .timeout = 120) {
   char path[4096];
   prog_path(path, sizeof(path), "core_oom");
