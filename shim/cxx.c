@@ -8,9 +8,9 @@
  * the allocator cannot serve a request, the C++ runtime's own operator of
  * the same name takes it over (found with dlsym at that moment: a lookup
  * that fails allocates its error message, which a C program must not see
- * when the library loads), and does what the language requires — the new_handler loop, std::bad_alloc, or nullptr for the
- * nothrow forms. Deletes of any form are free(): the allocator finds every
- * block's size and alignment from its address. */
+ * when the library loads), and does what the language requires — the new_handler loop,
+ * std::bad_alloc, or nullptr for the nothrow forms. Deletes of any form are free(): the allocator
+ * finds every block's size and alignment from its address. */
 #include <dlfcn.h>
 #include <stdlib.h>
 

@@ -8,11 +8,13 @@
 #include <criterion/criterion.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core_util.h"
 #include "internal.h"
@@ -571,4 +573,85 @@ Test(purge, system_trim_bad_setting_warns) {
   cr_assert_eq(r.exit_code, 0);
   cr_assert_str_eq(r.err, "sizeclass: SIZECLASS_SYSTEM_TRIM is not paced or glibc; using paced\n");
   free(r.out);
+}
+
+/* ---- statistics walks against segment release ------------------------------ */
+
+/* A walk of the pages of an arena (statistics) that pauses inside a
+ * segment while the owner trims: the unmapping must wait for the walk,
+ * which then reads the rest of that segment's descriptors safely. */
+typedef struct {
+  sc_arena_t *arena;
+  atomic_int walking; /* 1 once the walk has paused in its first page */
+  unsigned pages;     /* pages the walk visited */
+} slow_walk_t;
+
+static void slow_walk_page(const sc_page_t *page, void *ctx) {
+  (void)page;
+  slow_walk_t *w = ctx;
+  if (w->pages++ == 0) {
+    atomic_store(&w->walking, 1);
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL); /* the owner trims meanwhile */
+  }
+}
+
+static void *slow_walk(void *arg) {
+  slow_walk_t *w = arg;
+  sc__segment_walk(w->arena, slow_walk_page, w, false);
+  return NULL;
+}
+
+Test(purge, a_segment_is_not_unmapped_under_a_walk) {
+  sc__purge_configure(NEVER_MS, 16);
+  free_list(alloc_list(16 * MIB, 256)); /* four segments of empty pages */
+  slow_walk_t w = {.arena = sc__thread.arena, .pages = 0};
+  atomic_init(&w.walking, 0);
+  cr_assert_not_null(w.arena);
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, slow_walk, &w), 0);
+  while (!atomic_load(&w.walking)) sched_yield();
+  sc_purge_stats_t s0 = purge_stats();
+  cr_assert_geq(sc_trim(), 15 * MIB, "the trim returns the empty pages");
+  cr_assert_eq(pthread_join(t, NULL), 0);
+  cr_assert_gt(purge_stats().segments_unmapped, s0.segments_unmapped);
+  /* The walk read on through the segments the trim was emptying (pages
+   * purged meanwhile are skipped, as any walk skips inactive pages);
+   * without the segment lock it faulted on the first unmapped one. */
+  cr_assert_gt(w.pages, 1, "the walk went on through the pages: %u", w.pages);
+}
+
+/* A thread that makes and frees bursts of whole segments, each returned and
+ * its segment unmapped at once (delay 0), while the test's thread walks
+ * every arena's pages for statistics (sc_stats_get) as fast as it can: a
+ * walk must never meet a segment unmapped under it (segment.c's lock). */
+static atomic_int burst_done;
+
+static void *segment_bursts(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 60; i++) {
+    free_list(alloc_list(8 * MIB, 256));
+    sc_trim(); /* this thread's empty pages and segments, now */
+  }
+  atomic_store(&burst_done, 1);
+  return NULL;
+}
+
+Test(purge, stats_walks_survive_segments_unmapped_meanwhile, .timeout = 120) {
+  sc__purge_configure(0, 4096);
+  sc_purge_stats_t s0 = purge_stats();
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, segment_bursts, NULL), 0);
+  uint64_t walks = 0;
+  struct sc_stats st;
+  while (!atomic_load(&burst_done)) {
+    sc_stats_get(&st);
+    cr_assert(st.tracked & SC_TRACKED_COUNTS);
+    walks++;
+  }
+  cr_assert_eq(pthread_join(t, NULL), 0);
+  sc_purge_stats_t s1 = purge_stats();
+  cr_assert_geq(s1.segments_unmapped - s0.segments_unmapped, 60, "the bursts unmapped %llu",
+                (unsigned long long)(s1.segments_unmapped - s0.segments_unmapped));
+  cr_assert_gt(walks, 10, "only %llu walks overlapped the bursts", (unsigned long long)walks);
 }

@@ -19,7 +19,9 @@ int handler_calls;
 
 void check(const char *name, bool ok) { std::printf("%s %s\n", name, ok ? "ok" : "FAILED"); }
 
-bool aligned_to(const void *p, std::size_t a) { return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0; }
+bool aligned_to(const void *p, std::size_t a) {
+  return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0;
+}
 
 void count_and_give_up() {
   handler_calls++;
