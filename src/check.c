@@ -248,16 +248,6 @@ __attribute__((destructor)) static void check_at_exit(void) {
 
 /* ---- the decision --------------------------------------------------------------- */
 
-/** True when a SIZECLASS_CHECK-style value asks for something (not unset,
- * empty, 0, off, no or false). */
-static bool value_on(const char *v) {
-  static const char *const off[] = {"", "0", "off", "no", "false"};
-  if (v == NULL) return false;
-  for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
-    if (strcasecmp(v, off[i]) == 0) return false;
-  return true;
-}
-
 /** SIZECLASS_CHECK_QUARANTINE: blocks to hold (0: none). */
 static uint32_t read_quarantine(void) {
   char buf[32];
@@ -274,7 +264,7 @@ static uint32_t read_quarantine(void) {
 
 bool sc__check_decide(void) {
   char buf[32];
-  if (!value_on(sc__option("SIZECLASS_CHECK", buf, sizeof(buf)))) return false;
+  if (!sc__option_on(sc__option("SIZECLASS_CHECK", buf, sizeof(buf)))) return false;
   uint32_t cap = read_quarantine();
   if (cap != 0) {
     size_t bytes = ((size_t)cap * sizeof(void *) + 4095) & ~(size_t)4095;

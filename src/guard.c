@@ -387,14 +387,8 @@ static void install_handler(void) {
 
 /** Parse a decimal number in 1..max (digits only); false if s is not one. */
 static bool parse_count(const char *s, uint64_t max, uint64_t *out) {
-  uint64_t v = 0;
-  if (*s == 0) return false;
-  for (; *s != 0; s++) {
-    if (*s < '0' || *s > '9') return false;
-    v = v * 10 + (uint64_t)(*s - '0');
-    if (v > max) return false;
-  }
-  if (v == 0) return false;
+  uint64_t v;
+  if (!sc__option_uint(s, max, &v) || v == 0) return false;
   *out = v;
   return true;
 }

@@ -5,6 +5,7 @@
  * buffer. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 #include "options.h"
@@ -57,4 +58,24 @@ void sc__option_warn(const char *name, const char *value, const char *what) {
   }
   msg[n] = 0;
   sc__warn(msg);
+}
+
+bool sc__option_on(const char *value) {
+  static const char *const off[] = {"", "0", "off", "no", "false"};
+  if (value == NULL) return false;
+  for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+    if (strcasecmp(value, off[i]) == 0) return false;
+  return true;
+}
+
+bool sc__option_uint(const char *s, uint64_t max, uint64_t *out) {
+  uint64_t v = 0;
+  if (*s == 0) return false;
+  for (; *s != 0; s++) {
+    if (*s < '0' || *s > '9') return false;
+    v = v * 10 + (uint64_t)(*s - '0');
+    if (v > max) return false;
+  }
+  *out = v;
+  return true;
 }

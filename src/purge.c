@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "options.h"
 #include "page_queue.h"
 #include "sizeclass.h"
 
@@ -464,19 +465,6 @@ void sc__purge_settings(uint64_t *delay_ms, uint32_t *step_pages) {
   *step_pages = purge_step;
 }
 
-/** Parse a decimal number in 0..max (digits only); false if s is not one. */
-static bool parse_uint(const char *s, uint64_t max, uint64_t *out) {
-  uint64_t v = 0;
-  if (*s == 0) return false;
-  for (; *s != 0; s++) {
-    if (*s < '0' || *s > '9') return false;
-    v = v * 10 + (uint64_t)(*s - '0');
-    if (v > max) return false;
-  }
-  *out = v;
-  return true;
-}
-
 /** "sizeclass: NAME='value' is not <what>; using <default>", built without
  * allocating (the value is cut at 40 characters). */
 static void warn_bad(const char *name, const char *value, const char *what) {
@@ -496,7 +484,7 @@ void sc__purge_read_env(void) {
   uint64_t delay_ms = SC_PURGE_DELAY_MS_DEFAULT, step = SC_PURGE_STEP_DEFAULT, v;
   const char *s = getenv("SIZECLASS_PURGE_DELAY_MS");
   if (s != NULL) {
-    if (parse_uint(s, SC_PURGE_DELAY_MS_MAX, &v))
+    if (sc__option_uint(s, SC_PURGE_DELAY_MS_MAX, &v))
       delay_ms = v;
     else
       warn_bad("SIZECLASS_PURGE_DELAY_MS", s,
@@ -505,7 +493,7 @@ void sc__purge_read_env(void) {
   }
   s = getenv("SIZECLASS_PURGE_STEP");
   if (s != NULL) {
-    if (parse_uint(s, SC_PURGE_STEP_MAX, &v))
+    if (sc__option_uint(s, SC_PURGE_STEP_MAX, &v))
       step = v;
     else
       warn_bad("SIZECLASS_PURGE_STEP", s,

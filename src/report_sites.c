@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sites.h"
+#include "stats.h"
 #include "size_class.h"
 #include "symbolize.h"
 
@@ -420,33 +421,12 @@ void sc__sites_write_folded(int fd, bool may_lock) {
 
 /* ---- at exit ------------------------------------------------------------------------------ */
 
-/** out = tmpl with %p replaced by the pid (and %% by %); false if too long. */
-static bool expand_pid(char *out, size_t cap, const char *tmpl) {
-  size_t n = 0;
-  for (const char *t = tmpl; *t; t++) {
-    if (t[0] == '%' && t[1] == 'p') {
-      char digits[24];
-      unsigned k = 0;
-      uint64_t v = (uint64_t)getpid();
-      do digits[k++] = (char)('0' + v % 10);
-      while ((v /= 10) != 0);
-      if (n + k >= cap) return false;
-      while (k > 0) out[n++] = digits[--k];
-      t++;
-      continue;
-    }
-    if (t[0] == '%' && t[1] == '%') t++;
-    if (n + 1 >= cap) return false;
-    out[n++] = *t;
-  }
-  out[n] = 0;
-  return true;
-}
-
 static void folded_at_exit(void) {
   const char *tmpl;
   char path[4200];
-  if (!sc__sites_folded(&tmpl) || !expand_pid(path, sizeof(path), tmpl)) return;
+  if (!sc__sites_folded(&tmpl) ||
+      !sc__expand_pid_path(path, sizeof(path), tmpl, (uint64_t)getpid()))
+    return;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     sc__warn("SIZECLASS_SITES_FORMAT=folded: cannot write the folded stacks");

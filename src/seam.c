@@ -24,16 +24,6 @@ bool sc__req_arrays;
 
 #define sc_always_inline inline __attribute__((always_inline))
 
-/** True when a SIZECLASS_STATS-style value asks for something (not unset,
- * empty, 0, off, no or false). */
-static bool value_on(const char *v) {
-  static const char *const off[] = {"", "0", "off", "no", "false"};
-  if (v == NULL) return false;
-  for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
-    if (strcasecmp(v, off[i]) == 0) return false;
-  return true;
-}
-
 /* ---- the hooks: each feature's work, in one place ------------------------- */
 
 /** Before an allocation of n bytes aligned to `align` (0: malloc's) takes
@@ -310,9 +300,9 @@ void sc__seam_decide(void) {
   char buf[64];
   uint32_t f = sc__features; /* sc_stats_enable_exact may have run first */
   /* Exact statistics: asked for directly, or implied by a report. */
-  if (value_on(sc__option("SIZECLASS_STATS_EXACT", buf, sizeof(buf))) ||
-      value_on(sc__option("SIZECLASS_STATS", buf, sizeof(buf))) ||
-      value_on(sc__option("SIZECLASS_STATS_SIGNAL", buf, sizeof(buf))))
+  if (sc__option_on(sc__option("SIZECLASS_STATS_EXACT", buf, sizeof(buf))) ||
+      sc__option_on(sc__option("SIZECLASS_STATS", buf, sizeof(buf))) ||
+      sc__option_on(sc__option("SIZECLASS_STATS_SIGNAL", buf, sizeof(buf))))
     f |= SC_FEATURE_EXACT;
   if (sc__guard_decide()) f |= SC_FEATURE_GUARD;
   if (sc__check_decide()) f |= SC_FEATURE_CHECK;

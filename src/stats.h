@@ -38,6 +38,11 @@ typedef struct sc_advice_s {
 void sc__advise(const struct sc_stats *st, sc_advice_t advice[SC_CLASSES],
                 unsigned order[SC_CLASSES]);
 
+/* ---- stats_dump.c ---------------------------------------------------- */
+/** out = tmpl with every %p replaced by pid and %% by %; false if it does
+ * not fit in cap bytes. Never allocates. */
+bool sc__expand_pid_path(char *out, size_t cap, const char *tmpl, uint64_t pid);
+
 /* ---- report.c -------------------------------------------------------- */
 /** Write the whole report to fd; never allocates. */
 void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, bool unlocked);

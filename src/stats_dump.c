@@ -64,7 +64,7 @@ static void warn_value(const char *name, const char *value, const char *what) {
 /* ---- the destination ---------------------------------------------------------- */
 
 /** out = tmpl with %p replaced by pid and %% by %; false if it won't fit. */
-static bool expand_path(char *out, size_t cap, const char *tmpl, uint64_t pid) {
+bool sc__expand_pid_path(char *out, size_t cap, const char *tmpl, uint64_t pid) {
   size_t n = 0;
   for (const char *t = tmpl; *t; t++) {
     char digits[24];
@@ -121,7 +121,8 @@ static bool set_path(const char *value) {
     return false;
   }
   memcpy(cfg.path + n, value, strlen(value) + 1);
-  if (!expand_path(probe, sizeof(probe), cfg.path, (uint64_t)getpid()) || !path_writable(probe)) {
+  if (!sc__expand_pid_path(probe, sizeof(probe), cfg.path, (uint64_t)getpid()) ||
+      !path_writable(probe)) {
     warn_value("SIZECLASS_STATS", value, "cannot write there; writing text to stderr");
     cfg.path[0] = 0;
     return false;
@@ -145,7 +146,7 @@ static void dump(sc_reason_t reason) {
   bool opened = false;
   if (cfg.path[0] != 0) {
     char path[PATH_CAP];
-    if (expand_path(path, sizeof(path), cfg.path, (uint64_t)getpid()))
+    if (sc__expand_pid_path(path, sizeof(path), cfg.path, (uint64_t)getpid()))
       fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     else
       fd = -1;
