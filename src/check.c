@@ -47,28 +47,20 @@ static sc_tls bool releasing;
 
 /* ---- reports ------------------------------------------------------------------ */
 
-/** "sizeclass: <what> in block 0x… (class N B): byte K changed", abort. */
-static sc_noreturn sc_cold void report(const char *what, const void *b, size_t size, size_t byte) {
+/** "sizeclass: <what> in block 0x… (class N B): byte K changed", abort;
+ * `what` is "overflow past the R-byte request" when req is not SIZE_MAX. */
+static sc_noreturn sc_cold void report(const char *what, size_t req, const void *b, size_t size,
+                                       size_t byte) {
   sc_diag_t d = {.len = 0};
   sc__diag_str(&d, "sizeclass: ");
-  sc__diag_str(&d, what);
+  if (req != SIZE_MAX) {
+    sc__diag_str(&d, "overflow past the ");
+    sc__diag_uint(&d, req);
+    sc__diag_str(&d, "-byte request");
+  } else {
+    sc__diag_str(&d, what);
+  }
   sc__diag_str(&d, " in block ");
-  sc__diag_hex(&d, (uintptr_t)b);
-  sc__diag_str(&d, " (class ");
-  sc__diag_uint(&d, size);
-  sc__diag_str(&d, " B): byte ");
-  sc__diag_uint(&d, byte);
-  sc__diag_str(&d, " changed");
-  sc__diag_emit(&d);
-  abort();
-}
-
-static sc_noreturn sc_cold void report_overflow(const void *b, size_t size, size_t req,
-                                                size_t byte) {
-  sc_diag_t d = {.len = 0};
-  sc__diag_str(&d, "sizeclass: overflow past the ");
-  sc__diag_uint(&d, req);
-  sc__diag_str(&d, "-byte request in block ");
   sc__diag_hex(&d, (uintptr_t)b);
   sc__diag_str(&d, " (class ");
   sc__diag_uint(&d, size);
@@ -90,7 +82,7 @@ static uint16_t *req_slot(const sc_page_t *page, const void *p) {
 static void check_slack(const uint8_t *p, size_t size, size_t req) {
   if (sc_unlikely(req > size)) req = size; /* never: requests fit their class */
   size_t at = sc__diag_first_changed(p + req, size - req, SLACK_BYTE);
-  if (sc_unlikely(at != size - req)) report_overflow(p, size, req, req + at);
+  if (sc_unlikely(at != size - req)) report(NULL, req, p, size, req + at);
 }
 
 /** Abort when freed block b (size bytes) was written since it was
@@ -104,12 +96,12 @@ static void check_freed(const uint8_t *b, size_t size) {
     memcpy(got, &seen, sizeof(seen));
     size_t i = 0;
     while (i < sizeof(key) - 1 && want[i] == got[i]) i++;
-    report("use-after-free write", b, size, offsetof(sc_block_t, key) + i);
+    report("use-after-free write", SIZE_MAX, b, size, offsetof(sc_block_t, key) + i);
   }
 #endif
   size_t at = sc__diag_first_changed(b + POISON_START, size - POISON_START, POISON_BYTE);
   if (sc_unlikely(at != size - POISON_START))
-    report("use-after-free write", b, size, POISON_START + at);
+    report("use-after-free write", SIZE_MAX, b, size, POISON_START + at);
 }
 
 static void poison(uint8_t *b, size_t size) {
