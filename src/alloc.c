@@ -20,23 +20,23 @@ sc_noinline void sc__free_slow(void *p) {
 
 void sc__fatal_invalid(const void *p) { sc__fatal_block("invalid free", p, 0); }
 void sc__fatal_double(const void *p, const sc_page_t *page) {
-  sc__fatal_block("double free", p, page->block_size);
+  sc__fatal_block("double free", p, page->block_mask + 1);
 }
 void *sc__fatal_list_of(const sc_page_t *page) {
-  sc__fatal_list(page->block_size); /* never returns */
+  sc__fatal_list(page->block_mask + 1); /* never returns */
 }
-void sc__fatal_list_at(const sc_page_t *page) { sc__fatal_list(page->block_size); }
+void sc__fatal_list_at(const sc_page_t *page) { sc__fatal_list(page->block_mask + 1); }
 
-/** Class size of one of our blocks (p must be owned); a pointer that is not
- * the start of a handed-out block aborts, named for the call that got it.
- * Any thread may ask: the page's shared line answers. */
-static size_t owned_block_size(uintptr_t p, const char *call) {
-  sc_page_t *page = sc__page_of(sc__segment_of(p), p);
+/** Page of one of our blocks (p must be owned); a pointer that is not the
+ * start of a handed-out block aborts, named for the call that got it. Any
+ * thread may ask: the page's shared line answers. */
+static const sc_page_t *owned_block_page(uintptr_t p, const char *call) {
+  const sc_page_t *page = sc__page_of(sc__segment_of(p), p);
   uintptr_t offset = p & (SC_PAGE_SIZE - 1);
   if (page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
       offset >= page->shared_carved)
     sc__fatal_block(call, (const void *)p, 0);
-  return (size_t)1 << page->shared_shift;
+  return page;
 }
 
 void *sc__calloc(size_t count, size_t size) {
@@ -60,12 +60,16 @@ void *sc__realloc(void *p, size_t n) {
   uintptr_t u = (uintptr_t)p;
   size_t old_size;
   if (sc__segment_owned(u)) {
-    old_size = owned_block_size(u, "realloc of invalid pointer");
-#if SC_HARDEN
+    const sc_page_t *page = owned_block_page(u, "realloc of invalid pointer");
+    old_size = (size_t)page->shared_mask + 1;
     /* A freed block must not come back to life through realloc. */
-    if (sc_unlikely(((sc_block_t *)p)->key == sc__free_key(p)))
-      sc__fatal_block("realloc of freed block", p, (unsigned)old_size);
-#endif
+    const uint8_t *state = &page->shared_map[sc__map_index(u, page->shared_shift)];
+    bool freed = __atomic_load_n(state, __ATOMIC_RELAXED) == SC_MAP_FREE;
+    /* The checking mode's quarantine holds freed blocks that are still
+     * live in the map: its key marks them. */
+    if ((sc__features & SC_FEATURE_CHECK) && ((sc_block_t *)p)->key == sc__free_key(p))
+      freed = true;
+    if (sc_unlikely(freed)) sc__fatal_block("realloc of freed block", p, (unsigned)old_size);
     /* Same class: keep the block; only its requested size changes. */
     if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size) {
       if (sc__features != 0) sc__seam_resize(sc__thread.arena, p, n);
@@ -89,9 +93,10 @@ void *sc__memalign(size_t align, size_t n) {
   if (align <= SC_MIN_CLASS_SIZE) return sc__malloc_inline(n);
   if (align <= SC_SMALL_MAX && n <= SC_SMALL_MAX) {
     /* A class block of size 2^k is aligned to 2^k: pick the larger class. */
-    unsigned c = sc__class_of(n > align ? n : align);
-    if (sc_unlikely(sc__features != 0)) return sc__seam_memalign(n, c, align);
-    return sc__alloc_small(n, c);
+    size_t g = sc__bucket_of(n > align ? n : align);
+    if (sc_unlikely(sc__features & (SC_FEATURES_EVERY_MALLOC | SC_FEATURE_GUARD)))
+      return sc__seam_memalign(n, sc__class_of_granule[g], align);
+    return sc__alloc_granule(n, g);
   }
   return sc__sys_memalign(align, n);
 }
@@ -112,7 +117,8 @@ size_t sc__usable_size(const void *p) {
   if (p == NULL) return 0;
   uintptr_t u = (uintptr_t)p;
   if (sc__segment_owned(u)) {
-    size_t size = owned_block_size(u, "malloc_usable_size of invalid pointer");
+    size_t size =
+        (size_t)owned_block_page(u, "malloc_usable_size of invalid pointer")->shared_mask + 1;
     return sc__features != 0 ? sc__seam_usable(p, size) : size;
   }
   size_t size;

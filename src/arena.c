@@ -13,12 +13,11 @@
 #include "seam.h"
 
 sc_tls sc_thread_t sc__thread = {
-    .current = {&sc__empty_page, &sc__empty_page, &sc__empty_page, &sc__empty_page, &sc__empty_page,
-                &sc__empty_page, &sc__empty_page},
+    .current = {[0 ... SC_BUCKETS - 1] = &sc__empty_page},
+    .sample_left = INT64_MAX,
     .self = SC_NOT_AN_ARENA,
     .arena = NULL,
 };
-_Static_assert(SC_CLASSES == 7, "one initialiser per class above");
 
 /* current[c] points here when a class has no page: it has no free block and
  * no room to carve, so the fast path falls through to the slow path. */
@@ -56,6 +55,12 @@ static void queue_push_front(sc_page_queue_t *q, sc_page_t *page) {
   page->queued = 1;
 }
 
+void sc__thread_set_class(sc_thread_t *t, unsigned c, sc_page_t *page) {
+  /* Granules of class c: 0..1 for 16 B, then 2^(c-1)+1 .. 2^c. */
+  size_t first = c == 0 ? 0 : ((size_t)1 << (c - 1)) + 1, last = (size_t)1 << c;
+  for (size_t g = first; g <= last; g++) t->current[g] = page;
+}
+
 void sc__arena_refresh_current(sc_arena_t *a, unsigned c) {
   sc_page_t *old = a->current[c];
   /* An arena without a thread allocates from nothing (release_heads). */
@@ -65,7 +70,7 @@ void sc__arena_refresh_current(sc_arena_t *a, unsigned c) {
     return;
   }
   a->current[c] = head ? head : &sc__empty_page;
-  if (a->thread != NULL) a->thread->current[c] = a->current[c];
+  if (a->thread != NULL) sc__thread_set_class(a->thread, c, a->current[c]);
   if (head != NULL) {
     head->used |= SC_USED_PIN;
     if (a->purge.armed) head->used |= SC_USED_SLOW;
@@ -93,16 +98,16 @@ static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigne
   page->free = sc__list_end(page);
   page->arena = a;
   page->allocs = 0;
+  page->map = sc__segment_record(seg, page->index); /* all FREE: every block came back */
   page->fresh_end = start;
-  page->block_size = (uint32_t)1 << shift;
-  page->block_mask = page->block_size - 1;
+  page->block_mask = (uint16_t)((1u << shift) - 1);
   page->class_idx = (uint8_t)c;
   page->shift = (uint8_t)shift;
+  page->shared_map = page->map;
   page->shared_carved = 0;
   page->shared_mask = page->block_mask;
   page->shared_shift = (uint8_t)shift;
   page->shared_class = (uint8_t)c;
-  page->req = sc__req_arrays ? sc__segment_req_array(seg, page->index) : NULL;
   page->state = SC_PAGE_ACTIVE;
   seg->pages_active++;
   a->counts[c].pages++;
@@ -155,6 +160,27 @@ void sc__page_after_free(sc_page_t *page) {
   if (page->used == 0 && page->queued) sc__purge_page_emptied(a, page);
 }
 
+void sc__page_free_marked(void *p, sc_page_t *page) {
+  uintptr_t u = (uintptr_t)p;
+  uint8_t *m = &page->map[sc__map_index(u, page->shift)];
+#if SC_HARDEN
+  if ((u & page->block_mask) != 0) sc__fatal_invalid(p); /* inside a block: map untouched */
+#endif
+  uint8_t was = (uint8_t)(*m + 1); /* sc__page_put decremented it */
+  if (sc_likely(was == SC_MAP_SAMPLED)) {
+    *m = SC_MAP_FREE;
+    sc__seam_free_sampled(p);
+    sc_block_t *b = p;
+    b->next = sc__encode(page->free);
+    page->free = b;
+    if ((int32_t)--page->used <= 0) sc__page_after_free(page);
+    return;
+  }
+  *m = was;
+  if (was != SC_MAP_FREE || u >= (uintptr_t)page->carve_next) sc__fatal_invalid(p);
+  sc__fatal_double(p, page);
+}
+
 /* ---- remote frees ------------------------------------------------------- */
 
 /** True when u is the start of a block handed out from a page of arena a:
@@ -176,7 +202,7 @@ static void drain_remote(sc_arena_t *a) {
     sc_block_t *b = (sc_block_t *)head;
     sc_block_t *next = sc__decode(b->next);
     sc_page_t *page = sc__page_of(sc__segment_of(head), head);
-    class_size = page->block_size;
+    class_size = page->shared_mask + 1;
     a->counts[page->class_idx].drained++;
     if (sc__exact_on()) sc__exact_drained(a, page, head);
     b->next = sc__encode(page->free);
@@ -201,12 +227,27 @@ static void push_remote(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
 /** Check that p is the start of a block handed out from page, as a thread
  * other than the owner sees it (the shared line: geometry, and the
  * high-water mark of carving; a block between the owner's carve offset and
- * that mark still carries its free key and is caught as a double free). */
+ * that mark is free in the map and is caught as a double free). */
 static void check_shared(const sc_page_t *page, uintptr_t p) {
   uintptr_t offset = p & (SC_PAGE_SIZE - 1);
   if (sc_unlikely(page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
                   offset >= page->shared_carved))
     sc__fatal_invalid((const void *)p);
+}
+
+/** Mark block p of another thread's page free in its map (a byte store of
+ * its own: the owner's stores to its neighbours are never lost); a block
+ * that was not live is a double free. A sampled block's feature sees it. */
+static void map_free_remote(const sc_page_t *page, uintptr_t p) {
+  uint8_t *m = &page->shared_map[sc__map_index(p, page->shared_shift)];
+  uint8_t v = __atomic_load_n(m, __ATOMIC_RELAXED);
+  if (sc_unlikely(v != SC_MAP_LIVE)) {
+    if (v != SC_MAP_SAMPLED) sc__fatal_block("double free", (const void *)p, page->shared_mask + 1);
+    __atomic_store_n(m, SC_MAP_FREE, __ATOMIC_RELAXED);
+    sc__seam_free_sampled((void *)p);
+    return;
+  }
+  __atomic_store_n(m, SC_MAP_FREE, __ATOMIC_RELAXED);
 }
 
 /** Free of block p (of seg/page) owned by another arena: push it on the
@@ -220,11 +261,7 @@ static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
     return;
   }
   unsigned c = page->shared_class;
-#if SC_HARDEN
-  uintptr_t key = sc__free_key(b);
-  if (sc_unlikely(b->key == key)) sc__fatal_block("double free", b, (unsigned)sc__class_size(c));
-  b->key = key;
-#endif
+  map_free_remote(page, p);
   sc_arena_t *owner = seg->arena;
   if (sc_unlikely(me == NULL)) { /* no arena to batch in: hand over alone */
     atomic_fetch_add_explicit(&sc__orphan_remote_frees[c], 1, memory_order_relaxed);
@@ -297,12 +334,21 @@ void *sc__arena_refill(sc_arena_t *a, unsigned c) {
   }
 }
 
-void *(*sc__alloc_slow_fn)(size_t n, unsigned c) = sc__arena_alloc_slow;
-
-void *sc__arena_alloc_slow(size_t n, unsigned c) {
-  sc_arena_t *a = sc__arena_get(); /* the thread may have no arena yet */
-  if (sc_unlikely(a == NULL)) return alloc_from_system(n, c);
-  if (sc__features != 0) return sc__seam_alloc(a, n, c);
+void *sc__arena_alloc_slow(size_t n, size_t g) {
+  unsigned c = sc__class_of_granule[g];
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_unlikely(a == NULL)) {
+    a = sc__arena_get(); /* the thread's first allocation binds it */
+    if (sc_unlikely(a == NULL)) return alloc_from_system(n, c);
+    /* Its countdown starts now and counts this call too: a sample may be
+     * due at once (rate 1). */
+    sc_thread_t *t = &sc__thread;
+    if ((sc__features & SC_FEATURES_EVERY_MALLOC) == 0 && sc__countdown(&t->sample_left))
+      return sc__alloc_noted_fn(n, g, t->current[g]);
+  }
+  /* The features that see every malloc see a thread's first one here (the
+   * countdown sends them the next ones), and those that find no block. */
+  if (sc__features & SC_FEATURES_EVERY_MALLOC) return sc__seam_alloc(a, n, c);
   void *p = sc__arena_refill(a, c);
   return p != NULL ? p : alloc_from_system(n, c);
 }
@@ -312,24 +358,23 @@ void *sc__arena_alloc_slow(size_t n, unsigned c) {
 /* Set once this thread's arena was handed on at thread exit. */
 static sc_tls bool thread_exited;
 
-/** Point the calling thread's fast-path slots at a's pages (or, with
- * features on or without an arena, at nothing: every call is slow). */
+/** Point the calling thread's fast-path slots at a's pages (or, without
+ * an arena, at nothing: every malloc is slow), its `self` at a unless a
+ * feature sees every local free, and start its countdown (seam.c). */
 static void thread_bind(sc_arena_t *a) {
   sc_thread_t *t = &sc__thread;
   t->arena = a;
   t->self = SC_NOT_AN_ARENA;
-  for (unsigned c = 0; c < SC_CLASSES; c++) t->current[c] = &sc__empty_page;
+  t->sample_left = INT64_MAX;
+  for (size_t g = 0; g < SC_BUCKETS; g++) t->current[g] = &sc__empty_page;
   if (a == NULL) return;
   a->bound = 1;
-  a->thread = NULL;
-  if (sc__features != 0) {
-    /* Features that do not look at frees (guard pages) leave them fast. */
-    if ((sc__features & SC_FEATURES_SEE_FREES) == 0) t->self = a;
-    return;
-  }
   a->thread = t;
-  t->self = a;
-  for (unsigned c = 0; c < SC_CLASSES; c++) t->current[c] = a->current[c];
+  for (unsigned c = 0; c < SC_CLASSES; c++) sc__thread_set_class(t, c, a->current[c]);
+  /* A feature that sees every free: self is one past the arena, which no
+   * page's owner equals (the features' free finds the arena from it). */
+  t->self = (sc__features & SC_FEATURES_SEE_FREES) ? (sc_arena_t *)((uintptr_t)a + 1) : a;
+  t->sample_left = sc__seam_countdown_start();
 }
 
 /** An arena without a thread allocates from no page: its heads lose their
@@ -385,11 +430,19 @@ static sc_noinline void free_not_ours(void *p, sc_page_t *page) {
   arena_abandon(a);
 }
 
+void sc__free_other_any(void *p, sc_page_t *page, sc_arena_t *self) {
+  (void)self;
+  sc__free_other(p, page);
+}
+
 void sc__free_other(void *p, sc_page_t *page) {
-  /* Our own block: only features send it here (straight to the seam). */
+  /* Our own block: a feature that sees every free sent it here. */
   sc_arena_t *me = sc__thread.arena;
   if (page->arena == me && sc_likely(me != NULL)) {
-    sc__seam_free_local(me, page, p);
+    if (sc__features != 0)
+      sc__seam_free_local(me, page, p);
+    else
+      sc__page_free(page, p);
     return;
   }
   if (sc__features != 0 && sc__seam_free_held(p, page)) return;

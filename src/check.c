@@ -5,7 +5,7 @@
  *             from the request's end to the block's end get SLACK_BYTE;
  *   free      the slack must be intact (else "overflow past the N-byte
  *             request"), then bytes from POISON_START to the end get
- *             POISON_BYTE, and the hardened free key goes into word 1;
+ *             POISON_BYTE, and the free key goes into word 1;
  *   quarantine (optional) the block waits in a FIFO ring, still poisoned
  *             and keyed (a second free is a double free), and is checked
  *             when it leaves the ring or when the process exits;
@@ -26,9 +26,9 @@
 #include "exact.h"
 #include "options.h"
 
-/** Bytes of a freed block that hold list words: the link, and with
- * hardening the free key (checked on its own). The poison follows. */
-#define POISON_START (SC_HARDEN ? 2 * sizeof(uintptr_t) : sizeof(uintptr_t))
+/** Bytes of a freed block that hold list words: the link, and the free
+ * key (checked on its own). The poison follows. */
+#define POISON_START (2 * sizeof(uintptr_t))
 #define POISON_BYTE 0xdf
 #define SLACK_BYTE 0xca
 #define QUARANTINE_MAX 1048576u
@@ -75,7 +75,7 @@ static sc_noreturn sc_cold void report(const char *what, size_t req, const void 
 
 /** Requested size of block p of page (any thread: the shared line). */
 static uint16_t *req_slot(const sc_page_t *page, const void *p) {
-  return sc__exact_req_slot(page, (uintptr_t)p);
+  return sc__req_slot(page, (uintptr_t)p);
 }
 
 /** Abort when the slack of block p (size bytes, req requested) changed. */
@@ -88,7 +88,6 @@ static void check_slack(const uint8_t *p, size_t size, size_t req) {
 /** Abort when freed block b (size bytes) was written since it was
  * poisoned and keyed. */
 static void check_freed(const uint8_t *b, size_t size) {
-#if SC_HARDEN
   uintptr_t key = sc__free_key(b), seen = ((const sc_block_t *)b)->key;
   if (sc_unlikely(seen != key)) {
     uint8_t want[sizeof(key)], got[sizeof(key)];
@@ -98,37 +97,42 @@ static void check_freed(const uint8_t *b, size_t size) {
     while (i < sizeof(key) - 1 && want[i] == got[i]) i++;
     report("use-after-free write", SIZE_MAX, b, size, offsetof(sc_block_t, key) + i);
   }
-#endif
   size_t at = sc__diag_first_changed(b + POISON_START, size - POISON_START, POISON_BYTE);
   if (sc_unlikely(at != size - POISON_START))
     report("use-after-free write", SIZE_MAX, b, size, POISON_START + at);
 }
 
+/** Poison freed block b (size bytes) and key it. */
 static void poison(uint8_t *b, size_t size) {
+  ((sc_block_t *)b)->key = sc__free_key(b);
   memset(b + POISON_START, POISON_BYTE, size - POISON_START);
 }
 
 void sc__check_take(const sc_page_t *page) {
+  size_t size = (size_t)page->block_mask + 1;
   const sc_block_t *b = page->free;
   if (!sc__is_list_end(b)) {
-    check_freed((const uint8_t *)b, page->block_size);
+    check_freed((const uint8_t *)b, size);
     return;
   }
   /* A page that emptied is carved again from its start: below the
    * high-water mark every block was handed out and freed in this class. */
   const uint8_t *at = page->carve_next;
-  if (at == page->carve_end || at + page->block_size > page->fresh_end) return;
+  if (at == page->carve_end ||
+      (uintptr_t)(at + size) - ((uintptr_t)page->carve_end - SC_PAGE_SIZE) > page->shared_carved)
+    return;
 #if SC_HARDEN
   const sc_block_t *stale = (const sc_block_t *)at;
   if ((((uintptr_t)sc__decode(stale->next) ^ (uintptr_t)at) >> SC_PAGE_SHIFT) != 0)
-    sc__fatal_list(page->block_size); /* its link word was written after free */
+    sc__fatal_list((unsigned)size); /* its link word was written after free */
 #endif
-  check_freed(at, page->block_size);
+  check_freed(at, size);
 }
 
 void sc__check_alloc(const sc_page_t *page, void *b, size_t n) {
-  *sc__exact_req_slot_local(page, (uintptr_t)b) = (uint16_t)n;
-  memset((uint8_t *)b + n, SLACK_BYTE, page->block_size - n);
+  ((sc_block_t *)b)->key = 0; /* live: no key (the slack may cover part of it) */
+  *sc__req_slot_local(page, (uintptr_t)b) = (uint16_t)n;
+  memset((uint8_t *)b + n, SLACK_BYTE, page->block_mask + 1 - n);
 }
 
 void sc__check_poison(const sc_page_t *page, void *p, bool local) {
@@ -142,9 +146,7 @@ void sc__check_poison(const sc_page_t *page, void *p, bool local) {
 static void release(void *p) {
   const sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)p), (uintptr_t)p);
   check_freed(p, (size_t)1 << page->shared_shift);
-#if SC_HARDEN
   ((sc_block_t *)p)->key = 0; /* live again for the moment, so free takes it */
-#endif
   releasing = true;
   sc__free_inline(p);
   releasing = false;
@@ -172,7 +174,7 @@ bool sc__check_free(void *p, sc_page_t *page, bool local) {
   uintptr_t u = (uintptr_t)p;
   unsigned shift;
   if (local) {
-    if (sc__bad_local(page, u)) sc__fatal_invalid(p);
+    if ((u & page->block_mask) != 0 || u >= (uintptr_t)page->carve_next) sc__fatal_invalid(p);
     shift = page->shift;
   } else {
     uintptr_t offset = u & (SC_PAGE_SIZE - 1);
@@ -182,16 +184,13 @@ bool sc__check_free(void *p, sc_page_t *page, bool local) {
     shift = page->shared_shift;
   }
   size_t size = (size_t)1 << shift;
-#if SC_HARDEN
+  /* A block in quarantine is still live in its map; its key marks it. A
+   * block on a free list is caught by the map, on the free path. */
   if (sc_unlikely(((sc_block_t *)p)->key == sc__free_key(p)))
     sc__fatal_block("double free", p, (unsigned)size);
-#endif
   check_slack(p, size, *req_slot(page, p));
   if (q_cap == 0) return false;
-  poison(p, size);
-#if SC_HARDEN
-  ((sc_block_t *)p)->key = sc__free_key(p); /* a second free is a double free */
-#endif
+  poison(p, size); /* its key: a second free is a double free */
   void *out = quarantine(p);
   if (out != NULL) release(out);
   return true;

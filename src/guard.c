@@ -59,7 +59,6 @@ _Static_assert(sizeof(slot_t) + sizeof(uint32_t) == 44, "guard.h states 44 bytes
 
 uintptr_t sc__guard_base;
 size_t sc__guard_span;
-sc_tls uint32_t sc__guard_countdown;
 sc_guard_sites_t sc__guard_sites;
 
 static sc_tls uint64_t rng_state;
@@ -94,22 +93,9 @@ static uint64_t rng_next(void) {
   return x * 0x2545f4914f6cdd1dull;
 }
 
-/** Allocations until the next sample: uniform in 1 .. 2 * rate - 1 (mean
- * rate), so that no allocation pattern can stay in step with it. */
-static uint32_t draw(void) {
+int64_t sc__guard_draw(void) {
   if (guard_rate <= 1) return 1;
-  return 1 + (uint32_t)(rng_next() % (2ull * guard_rate - 1));
-}
-
-bool sc__guard_tick_slow(void) {
-  uint32_t k = sc__guard_countdown;
-  if (k == 0) k = draw(); /* the thread's first class allocation */
-  if (k > 1) {
-    sc__guard_countdown = k - 1;
-    return false;
-  }
-  sc__guard_countdown = draw();
-  return true;
+  return 1 + (int64_t)(rng_next() % (2ull * guard_rate - 1));
 }
 
 /* ---- slots ---------------------------------------------------------------- */

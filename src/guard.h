@@ -1,14 +1,13 @@
 /* guard.h — sampled guard pages (SIZECLASS_GUARD=<n>; docs/hardening.md).
  *
- * About one class-sized allocation in n, drawn by a per-thread random
- * countdown, is served from a fixed pool of guarded slots instead of the
- * classes: each slot is one OS page between two inaccessible pages, the
- * block right-aligned in it so that the first byte past the request (past
- * its 16-byte rounding; that slack is checked on free) is inaccessible.
- * On free the page is made inaccessible and the slot waits at the back of
- * a FIFO before it serves again, so a late read or write faults. A SIGSEGV
- * or SIGBUS handler reports faults inside the pool and aborts; every other
- * fault goes to the handler the program had, or the default action.
+ * About one class-sized allocation in n, drawn by the thread's countdown
+ * (the one all sampled features share: seam.c), is served from a fixed pool of guarded slots
+ * instead of the classes: each slot is one OS page between two inaccessible pages, the block
+ * right-aligned in it so that the first byte past the request (past its 16-byte rounding; that
+ * slack is checked on free) is inaccessible. On free the page is made inaccessible and the slot
+ * waits at the back of a FIFO before it serves again, so a late read or write faults. A SIGSEGV or
+ * SIGBUS handler reports faults inside the pool and aborts; every other fault goes to the handler
+ * the program had, or the default action.
  *
  * The pool is mapped once when the feature is decided; its size is fixed
  * (SIZECLASS_GUARD_SLOTS slots: 2 pages of address space and at most one
@@ -40,19 +39,10 @@ static inline bool sc__guard_has(const void *p) {
   return (uintptr_t)p - sc__guard_base < sc__guard_span;
 }
 
-/** Allocations this thread still makes before the next one is sampled
- * (0: not drawn yet). */
-extern sc_tls uint32_t sc__guard_countdown;
-bool sc__guard_tick_slow(void);
-/** Count one class-sized allocation; true when it is to be guarded. */
-static inline bool sc__guard_tick(void) {
-  uint32_t k = sc__guard_countdown;
-  if (sc_likely(k > 1)) {
-    sc__guard_countdown = k - 1;
-    return false;
-  }
-  return sc__guard_tick_slow();
-}
+/** Class allocations until the calling thread's next guarded one: uniform
+ * in 1 .. 2 * rate - 1 (mean rate), so that no allocation pattern can stay
+ * in step with it. The seam's countdown counts them down (seam.c). */
+int64_t sc__guard_draw(void);
 
 /** A guarded block of n <= SC_SMALL_MAX bytes aligned to `align` (a power
  * of two, 16..1024), or NULL when every slot is taken (the caller then

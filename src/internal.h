@@ -16,8 +16,9 @@
 #pragma GCC visibility push(hidden)
 
 /* A free block. The first word links the free list (encoded when hardened);
- * the second holds the double-free key while the block is free. Every class
- * is at least 16 B, so both always fit. */
+ * the checking mode keeps a key in the second while the block is free (the
+ * hardened free itself reads nothing from a block: the block map says
+ * whether it is live). Every class is at least 16 B, so both always fit. */
 typedef struct sc_block_s {
   uintptr_t next;
   uintptr_t key;
@@ -45,13 +46,23 @@ enum {
 /** The count part of `used`. */
 #define SC_USED_COUNT 0x3fffffffu
 
+/* What the block map (config.h) says of each block of a page. Only the
+ * page's owner writes LIVE and SAMPLED (it hands blocks out); the thread
+ * that frees a block writes FREE. Each is a byte store of its own: a remote
+ * free never loses a neighbour's update. */
+enum {
+  SC_MAP_FREE = 0,    /* not handed out: free, or never carved */
+  SC_MAP_LIVE = 1,    /* handed out */
+  SC_MAP_SAMPLED = 2, /* handed out, and a feature must see its free (sites) */
+};
+
 /* Descriptor of one 64 KiB page, kept in the segment header (never inside
  * the page, so user writes cannot reach it). Two cache lines. The first is
- * the owner's: a steady-state malloc and free read and write only it (and
- * the block). The second is read by threads that free blocks of this page
- * from elsewhere, and written only when the page takes a class, carves a
- * never-used block or changes lists: a remote free never pulls the owner's
- * line away from it. */
+ * the owner's: a steady-state malloc and free read and write only it, the
+ * block's map byte, and (malloc) the block. The second is read by threads
+ * that free blocks of this page from elsewhere, and written only when the
+ * page takes a class, carves a never-used block or changes lists: a remote
+ * free never pulls the owner's line away from it. */
 /* NOLINTNEXTLINE(clang-analyzer-optin.performance.Padding): the split is the point */
 typedef struct sc_page_s {
   /* -- the owner's line ------------------------------------------------- */
@@ -62,19 +73,20 @@ typedef struct sc_page_s {
   uint8_t *carve_end;  /* the page's end: carve_next == carve_end, nothing to carve */
   sc_arena_t *arena;   /* owner; NULL while the page serves no class */
   uint64_t allocs;     /* blocks handed out since the page took its class */
+  uint8_t *map;        /* the page's block map (SC_MAP_*, one byte per block); the
+                          requested sizes follow it when kept (sc__req_slot) */
   uint8_t *fresh_end;  /* high-water mark of carve_next since the page took its class */
   uint32_t used;       /* blocks handed out and not yet freed back (owner
                           view), | SC_USED_PIN, | SC_USED_SLOW (see above) */
-  uint32_t block_size;
-  uint32_t block_mask; /* block size - 1: an address with these bits set is interior */
+  uint16_t block_mask; /* block size - 1: an address with these bits set is interior */
   uint8_t class_idx;
   uint8_t shift; /* log2 of the block size */
   /* -- read by other threads; written on slow paths ----------------------- */
-  _Alignas(64) uint16_t *req; /* requested size of each block (exact statistics) */
-  struct sc_page_s *next;     /* class queue / idle / spare list links */
+  _Alignas(64) uint8_t *shared_map; /* map, for other threads */
+  struct sc_page_s *next;           /* class queue / idle / spare list links */
   struct sc_page_s *prev;
   uint64_t idle_since_ns; /* non-zero: in an idle list since then (purge.c) */
-  uint32_t shared_carved; /* offset of fresh_end, for other threads' checks */
+  uint32_t shared_carved; /* offset of fresh_end, for other threads */
   uint32_t shared_mask;   /* block_mask, for other threads */
   uint8_t shared_shift;   /* shift, for other threads */
   uint8_t shared_class;   /* class_idx, for other threads */
@@ -97,22 +109,32 @@ static inline bool sc__is_list_end(const sc_block_t *b) { return ((uintptr_t)b &
 /** Blocks of page handed out fresh (never before) since it took its class;
  * any thread may ask (a racing reader gets a moment's view). */
 static inline uint64_t sc__page_fresh(const sc_page_t *page) {
-  uintptr_t end = (uintptr_t)__atomic_load_n(&page->fresh_end, __ATOMIC_RELAXED);
-  uintptr_t base = (uintptr_t)page->carve_end - SC_PAGE_SIZE;
-  return end > base ? (end - base) >> page->shift : 0;
+  return __atomic_load_n(&page->shared_carved, __ATOMIC_RELAXED) >> page->shared_shift;
+}
+
+/** Index of block p in its page's map (the owner's view, and another
+ * thread's: the same shift on either line). */
+static inline size_t sc__map_index(uintptr_t p, unsigned shift) {
+  return (p & (SC_PAGE_SIZE - 1)) >> shift;
 }
 
 /* A segment: SC_SEGMENT_SIZE bytes aligned to their size, owned by one
- * arena. Its first sc__meta_pages pages hold this header (and, with exact
- * statistics, the requested-size arrays); the rest are data pages. */
+ * arena. Its first sc__meta_pages pages hold this header and the pages'
+ * records (block maps, requested sizes); the rest are data pages. */
 typedef struct sc_segment_s {
-  sc_arena_t *arena;
-  struct sc_segment_s *next; /* arena's segment list */
-  uint32_t magic;
-  uint32_t next_unused; /* first data page never handed out */
-  uint32_t pages_active;
-  uint32_t pad_;
-  _Alignas(64) sc_page_t pages[SC_PAGES_PER_SEGMENT];
+  /* Page 0 holds metadata, never blocks: the segment's own fields live in
+   * its descriptor's place, so that the descriptor of page i is at byte
+   * 128 * i (one address computation on free). */
+  union {
+    struct {
+      sc_arena_t *arena;
+      struct sc_segment_s *next; /* arena's segment list */
+      uint32_t magic;
+      uint32_t next_unused; /* first data page never handed out */
+      uint32_t pages_active;
+    };
+    sc_page_t pages[SC_PAGES_PER_SEGMENT];
+  };
 } sc_segment_t;
 
 /* Per-arena, per-class counters that every configuration keeps. Only the
@@ -126,24 +148,29 @@ typedef struct sc_class_counts_s {
   uint64_t pages;          /* pages currently serving this class */
 } sc_class_counts_t;
 
-/* Per-arena, per-class exact accounting (docs/stats.md), kept only while
- * exact statistics are on (exact.h). Only the owning thread writes them.
- * Frees are counted by the thread that frees, so sums over arenas are
- * exact even when frees cross threads. */
-typedef struct sc_class_stats_s {
-  uint64_t live;             /* owner view: handed out minus freed back to us */
-  uint64_t peak;             /* highest `live` seen */
-  uint64_t frees;            /* frees of this class done by this thread */
-  uint64_t req_total;        /* requested bytes, cumulative */
-  uint64_t req_live;         /* requested bytes of live blocks (wraps; sums ok) */
-  uint64_t req_peak;         /* owner-view requested bytes when `peak` was last raised */
-  uint64_t req_remote;       /* requested bytes of other arenas' blocks this thread freed */
-  uint64_t req_drained;      /* requested bytes of our blocks freed by others, drained */
-  uint64_t hist[SC_BUCKETS]; /* allocations by requested size; sum = allocs */
-  /* Padding to a power of two keeps `&arena->exact[c]` a shift. */
-  uint64_t pad_[128 - 8 - SC_BUCKETS];
-} sc_class_stats_t;
-_Static_assert(sizeof(sc_class_stats_t) == 1024, "exact counters: a power-of-two stride");
+/* Per-arena exact accounting (docs/stats.md), kept only while exact
+ * statistics are on (exact.h). Only the owning thread writes them: the
+ * allocation and local-free paths touch hist, req_total, headroom and
+ * req_freed, indexed by request granule or class (one instruction each);
+ * everything else is derived when asked (stats.c): live = peak - headroom
+ * (the owner's view: handed out minus freed back to us, locally or drained),
+ * frees = allocations - live - drained + remote frees. Requested bytes wrap
+ * per arena (a block may be freed by a thread other than its owner); their
+ * sums are exact. */
+typedef struct sc_exact_s {
+  uint64_t hist[SC_BUCKETS];        /* allocations by request granule; each
+                                       granule belongs to one class */
+  uint64_t req_total[SC_CLASSES];   /* requested bytes handed out, cumulative */
+  int64_t headroom[SC_CLASSES];     /* peak - live (owner view) */
+  uint64_t req_freed[SC_CLASSES];   /* requested bytes of our blocks freed by us */
+  uint64_t peak[SC_CLASSES];        /* highest live (owner view) */
+  uint64_t req_peak[SC_CLASSES];    /* owner-view requested bytes at that peak */
+  uint64_t req_remote[SC_CLASSES];  /* requested bytes of other arenas' blocks we freed */
+  uint64_t req_drained[SC_CLASSES]; /* requested bytes of our blocks others freed, drained */
+  /* Aligned requests served from a larger class than their size's, by
+   * class and request granule (rare: read with hist when summing). */
+  uint64_t hist_aligned[SC_CLASSES][SC_BUCKETS];
+} sc_exact_t;
 
 /* Counters of the system-allocator route. Each thread keeps its own in its
  * arena (plain adds: this path must not make glibc slower, and shared
@@ -176,21 +203,23 @@ typedef struct sc_purge_state_s {
   _Atomic int request;              /* another thread asked for a full purge */
 } sc_purge_state_t;
 
-/* What a thread reads on its fast paths: one line of initial-exec TLS.
- * `current` are the pages malloc pops from and `self` is what free compares
- * a page's owner with. Both point at the thread's arena's state when it has
- * one and no optional feature is on; otherwise current[] is the empty page
- * and self is SC_NOT_AN_ARENA (unless no feature on looks at frees:
- * SC_FEATURES_SEE_FREES), so that every call takes the slow path, where
- * the features are (seam.c). */
+/* What a thread reads on its fast paths, in initial-exec TLS. malloc reads
+ * `current`, the page each request granule (sc__bucket_of: (n + 15) / 16)
+ * takes its block from (the granules of one class share a page), and counts
+ * down `sample_left`: the one test all optional features share (seam.h).
+ * free compares a page's owner with `self`. Without an arena, current[] is
+ * the empty page (so malloc takes its slow path and gets one) and self is
+ * SC_NOT_AN_ARENA; so is self while a feature must see every local free. */
 typedef struct sc_thread_s {
-  sc_page_t *current[SC_CLASSES];
+  sc_page_t *current[SC_BUCKETS];
+  int64_t sample_left; /* mallocs until the features' path must see one */
   sc_arena_t *self;
   sc_arena_t *arena; /* the thread's arena, NULL before it has one */
 } sc_thread_t;
 
-/** A value no page's `arena` ever holds. */
-#define SC_NOT_AN_ARENA ((sc_arena_t *)(uintptr_t)1)
+/** A value no page's `arena` ever holds; nor does it, less one (the exact
+ * tier's `self` is its arena + 1: seam.c). */
+#define SC_NOT_AN_ARENA ((sc_arena_t *)(uintptr_t)3)
 
 /* A thread-local arena. */
 struct sc_arena_s {
@@ -212,13 +241,15 @@ struct sc_arena_s {
   sc_purge_state_t purge; /* memory return (purge.c) */
   sc_fallback_counts_t fallback;
   uint64_t sys_trim_debt;     /* system bytes freed since this thread looked (sys_trim.c) */
+  int64_t sys_live_delta;     /* system bytes made minus freed here, not yet
+                                 added to the process-wide live bytes (fallback.c) */
   sc_arena_t *next_all;       /* global list of every arena */
   sc_arena_t *next_abandoned; /* abandoned-arena stack */
   uint64_t id;
   int owned;     /* 1 while a live thread owns it */
   uint8_t bound; /* 1 while its thread uses it (until its exit begins) */
   int adopted_count;
-  sc_class_stats_t exact[SC_CLASSES]; /* exact statistics (exact.h) */
+  sc_exact_t exact; /* exact statistics (exact.h) */
 };
 
 /* ---- size_class.c ---------------------------------------------------- */
@@ -244,10 +275,24 @@ enum {
   SC_FEATURE_SITES = 1u << 3,       /* allocation sites, SIZECLASS_SITES (sites.h) */
   SC_FEATURE_FRAME_CHECK = 1u << 4, /* steady-state check, SIZECLASS_FRAME_CHECK (frame_check.h) */
 };
-/** Features that must see every free of a class block; with only the
- * others on (guard pages, the steady-state check), frees keep the fast
- * path. */
-#define SC_FEATURES_SEE_FREES (SC_FEATURE_EXACT | SC_FEATURE_CHECK | SC_FEATURE_SITES)
+/** Features that must see every local free of a class block: with them
+ * on, a thread's `self` is SC_NOT_AN_ARENA and each free leaves through
+ * sc__free_other_fn. The sites see only the frees of sampled blocks, which
+ * their map byte sends out of the fast path. */
+#define SC_FEATURES_SEE_FREES (SC_FEATURE_EXACT | SC_FEATURE_CHECK)
+/** Features that must see every malloc: with them on, a thread's
+ * countdown is never above zero. */
+#define SC_FEATURES_EVERY_MALLOC (SC_FEATURE_EXACT | SC_FEATURE_CHECK | SC_FEATURE_FRAME_CHECK)
+/** Features that see a sample of mallocs, drawn by the countdown. */
+#define SC_FEATURES_SAMPLED (SC_FEATURE_SITES | SC_FEATURE_GUARD)
+/** Where a malloc goes when the thread's countdown runs out (seam.c): the
+ * features' allocation path for the features on; page is the thread's
+ * current page of granule g. */
+extern void *(*sc__alloc_noted_fn)(size_t n, size_t g, sc_page_t *page);
+/** Where a free of a class block goes when the page's owner is not the
+ * thread's `self` (sc__free_other, or the exact tier's own); self is the
+ * thread's. */
+extern void (*sc__free_other_fn)(void *p, sc_page_t *page, sc_arena_t *self);
 /** True when blocks keep their requested size (the requested-size arrays
  * of the segments exist): features that need it set this. */
 extern bool sc__req_arrays;
@@ -269,9 +314,12 @@ void sc__os_write_all(int fd, const char *buf, size_t len);
 
 /* ---- segment.c ------------------------------------------------------- */
 extern _Atomic(uint8_t) sc__segment_map[SC_SEGMENT_MAP_SIZE];
-/** Pages at the start of every segment that hold metadata: 1, or
- * SC_META_PAGES_EXACT with the requested-size arrays (sc__req_arrays). */
+/** Pages at the start of every segment that hold metadata: SC_META_PAGES,
+ * or SC_META_PAGES_REQ with requested sizes (sc__req_arrays). */
 extern unsigned sc__meta_pages;
+/** Bytes of metadata per data page: its block map, and its requested
+ * sizes when kept (SC_MAP_BYTES_PER_PAGE [+ SC_REQ_BYTES_PER_PAGE]). */
+extern size_t sc__page_record_bytes;
 
 /** True when p lies in a segment of ours (O(1), any thread). Only the
  * address bits below 2^47 are looked at: every pointer malloc hands out on
@@ -296,8 +344,9 @@ sc_segment_t *sc__segment_new(sc_arena_t *arena);
 /** Unregister and unmap a segment none of whose pages is in use; takes the
  * segment lock, so a walk of other arenas' pages never meets it unmapped. */
 void sc__segment_free(sc_segment_t *seg);
-/** Requested-size array of data page `index` of seg (exact statistics). */
-uint16_t *sc__segment_req_array(sc_segment_t *seg, unsigned index);
+/** The record of data page `index` of seg: its block map, then (when
+ * kept) its requested sizes; zero until its blocks are handed out. */
+uint8_t *sc__segment_record(sc_segment_t *seg, unsigned index);
 /** Call fn on every active page of arena a. Takes the segment lock unless
  * `unlocked` (a dump that must not block: then it waits a bounded time and
  * returns false, having walked nothing, if another thread kept it). */
@@ -312,12 +361,11 @@ extern sc_tls sc_thread_t sc__thread;
 extern sc_page_t sc__empty_page;
 /** Arena of the calling thread, adopting or creating one; NULL if refused. */
 sc_arena_t *sc__arena_get(void);
-/** Slow path of allocation of class c for a request of n bytes. */
-void *sc__arena_alloc_slow(size_t n, unsigned c);
-/** Where the malloc fast path goes when its page has no block:
- * sc__arena_alloc_slow, or with features on the seam's allocation (which
- * then gets every allocation, without a test on the way). */
-extern void *(*sc__alloc_slow_fn)(size_t n, unsigned c);
+/** Where the malloc fast path goes when its page has no block (and a
+ * thread without an arena gets one): a request of n <= SC_SMALL_MAX bytes
+ * served from the class of granule g (sc__bucket_of of n, or of the
+ * alignment of an aligned request). */
+void *sc__arena_alloc_slow(size_t n, size_t g);
 /** A block of class c for arena a (the caller's), taken from its current
  * page or a new one, counted in the page; NULL when the OS refuses. */
 void *sc__arena_refill(sc_arena_t *a, unsigned c);
@@ -325,8 +373,14 @@ void *sc__arena_refill(sc_arena_t *a, unsigned c);
  * number: the page was full, carries the purge trap, or is now empty. */
 void sc__page_after_free(sc_page_t *page);
 /** free() of a class block that the fast path did not take: another
- * arena's, ours while features are on, or not a block at all. */
+ * arena's, ours while a feature sees every free, or not a block at all. */
 void sc__free_other(void *p, sc_page_t *page);
+/** The same, as sc__free_other_fn. */
+void sc__free_other_any(void *p, sc_page_t *page, sc_arena_t *self);
+/** A local free found block p's map byte not LIVE (sc__page_put): a
+ * sampled block (its feature sees it, then it is freed), or misuse (an
+ * abort with a message). */
+void sc__page_free_marked(void *p, sc_page_t *page);
 /** Hand this thread's batched cross-thread frees to their owner. */
 void sc__arena_flush_remote(sc_arena_t *a);
 /** Call fn on each arena with the arena list locked. */
@@ -337,9 +391,11 @@ bool sc__arenas_try_foreach(void (*fn)(sc_arena_t *, void *), void *ctx);
  * caller owns a, or holds the arena lock and a is abandoned. */
 void sc__arena_drain(sc_arena_t *a);
 /** Point current[c] at the head of class c's queue (or the empty page) and
- * keep the owner's fast-path slot in step; the head gets the purge trap
+ * keep the owner's fast-path slots in step; the head gets the purge trap
  * while armed. */
 void sc__arena_refresh_current(sc_arena_t *a, unsigned c);
+/** Point the calling thread's malloc slots of class c at page. */
+void sc__thread_set_class(sc_thread_t *t, unsigned c, sc_page_t *page);
 /** Arenas created, live (owned by a thread) and adoptions so far. */
 void sc__arena_counts(uint64_t *created, uint64_t *live, uint64_t *adopted);
 /** sc__arenas_foreach and sc__arena_counts without the lock, for the stats
@@ -414,7 +470,8 @@ static inline sc_block_t *sc__decode(uintptr_t word) {
   return (sc_block_t *)word;
 #endif
 }
-/** Key stored in a free block; unique per block so copies don't match. */
+/** Key the checking mode stores in a free block; unique per block so
+ * copies don't match. */
 static inline uintptr_t sc__free_key(const void *b) { return (uintptr_t)b ^ sc__key_secret; }
 
 #pragma GCC visibility pop

@@ -211,11 +211,12 @@ typedef struct {
 
 static size_t round_os(size_t n) { return (n + SC_OS_PAGE - 1) & ~(size_t)(SC_OS_PAGE - 1); }
 
-/** Bytes of p (and of its requested-size array) that blocks ever touched. */
+/** Bytes of p and of its record (block map, requested sizes) that blocks
+ * ever touched. */
 static size_t touched_bytes(const sc_page_t *p) {
   size_t fresh = sc__page_fresh(p);
-  size_t req = p->req != NULL ? round_os(fresh * sizeof(uint16_t)) : 0;
-  return round_os(fresh << p->shift) + req;
+  size_t req = sc__req_arrays ? round_os(fresh * sizeof(uint16_t)) : 0;
+  return round_os(fresh << p->shift) + round_os(fresh) + req;
 }
 
 /** Unmap seg, none of whose pages is active: its pages leave the spare
@@ -249,8 +250,8 @@ static size_t batch_flush(sc_arena_t *a, batch_t *b) {
     sc_segment_t *seg = sc__segment_of((uintptr_t)b->p[i]);
     size_t run = j - i;
     bool ok = sc__os_purge(sc__page_start(b->p[i]), run * SC_PAGE_SIZE);
-    if (b->p[i]->req != NULL)
-      sc__os_purge(sc__segment_req_array(seg, b->p[i]->index), run * SC_REQ_BYTES_PER_PAGE);
+    /* Records of adjacent pages are adjacent too; every map byte is FREE. */
+    sc__os_purge(sc__segment_record(seg, b->p[i]->index), run * sc__page_record_bytes);
     for (unsigned k = i; k < j; k++) {
       sc_page_t *p = b->p[k];
       if (ok) bytes += touched_bytes(p);

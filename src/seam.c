@@ -1,12 +1,19 @@
-/* seam.c — the out-of-line allocation paths taken while an optional
- * feature is on (seam.h), and the decision of which are on.
+/* seam.c — where a malloc goes when the thread's countdown runs out, where
+ * a free goes when a feature sees every free (seam.h), and the decision of
+ * which features are on.
  *
- * The hooks and paths are written once, with the set of features on as a
- * parameter `f`, and inlined per case: the common single-feature cases
- * (exact statistics alone, guard sampling alone) get paths where the
- * tests of the other features fold away, so that adding a feature does not
- * slow the others down (allocation sites alone have such a path too); any
- * other mix takes the general path, which reads sc__features. */
+ * Four kinds of path, chosen once when the features are decided:
+ *   - exact statistics alone: malloc_exact / free_exact take and put the
+ *     block as the fast paths do and account it inline (exact.h);
+ *   - exact statistics with sampled features: the same, plus the sampled
+ *     features' own countdown (every malloc arrives here, so theirs is a
+ *     second counter);
+ *   - sampled features alone: malloc_sampled, reached only when the
+ *     countdown runs out, serves the sample (a guarded block, a recorded
+ *     site) and draws the next one;
+ *   - anything else (the checking mode, the steady-state check): the
+ *     general path, written once with the set of features on as a
+ *     parameter `f`. */
 #include <errno.h>
 #include <strings.h>
 
@@ -24,13 +31,104 @@ bool sc__req_arrays;
 
 #define sc_always_inline inline __attribute__((always_inline))
 
+/* ---- the sampled features' countdown ------------------------------------------- */
+
+/* Per thread: calls until each sampled feature's next sample, and the value
+ * the running countdown started from (the calls it covers). The running
+ * countdown is the fast path's `sample_left` while only sampled features
+ * are on, and `sampled_left` here while a feature sees every malloc. */
+typedef struct {
+  int64_t sites_left;
+  int64_t guard_left;
+  int64_t armed;
+  int64_t sampled_left;
+  bool drawn;
+} sampling_t;
+
+static sc_tls sampling_t sampling;
+
+/** Draw each sampled feature's first sample, once per thread. */
+static void sampling_first(sampling_t *s, uint32_t f) {
+  if (s->drawn) return;
+  s->drawn = true;
+  if (f & SC_FEATURE_SITES) s->sites_left = sc__sites_draw_calls();
+  if (f & SC_FEATURE_GUARD) s->guard_left = sc__guard_draw();
+}
+
+/** The calls until the next sample of any sampled feature. */
+static int64_t sampling_next(const sampling_t *s, uint32_t f) {
+  int64_t next = INT64_MAX;
+  if ((f & SC_FEATURE_SITES) && s->sites_left < next) next = s->sites_left;
+  if ((f & SC_FEATURE_GUARD) && s->guard_left < next) next = s->guard_left;
+  return next;
+}
+
+/** The running countdown ran out: `armed` calls went by. The features
+ * whose sample is due (SC_FEATURE_* bits); their next ones are drawn and
+ * the countdown is set again (*left). */
+static sc_noinline uint32_t sampling_fire(int64_t *left) {
+  sampling_t *s = &sampling;
+  uint32_t f = sc__features, due = 0;
+  sampling_first(s, f);
+  int64_t went = s->armed > 0 ? s->armed : 1;
+  if ((f & SC_FEATURE_SITES) && (s->sites_left -= went) <= 0) {
+    due |= SC_FEATURE_SITES;
+    s->sites_left = sc__sites_draw_calls();
+  }
+  if ((f & SC_FEATURE_GUARD) && (s->guard_left -= went) <= 0) {
+    due |= SC_FEATURE_GUARD;
+    s->guard_left = sc__guard_draw();
+  }
+  s->armed = *left = sampling_next(s, f);
+  return due;
+}
+
+int64_t sc__seam_countdown_start(void) {
+  uint32_t f = sc__features;
+  if ((f & SC_FEATURES_SAMPLED) != 0) {
+    sampling_t *s = &sampling;
+    sampling_first(s, f);
+    s->armed = sampling_next(s, f);
+    if ((f & SC_FEATURES_EVERY_MALLOC) == 0) return s->armed;
+    s->sampled_left = s->armed;
+  }
+  return (f & SC_FEATURES_EVERY_MALLOC) != 0 ? 0 : INT64_MAX;
+}
+
+/** Count one malloc of a path that sees every malloc against the sampled
+ * features' countdown: the features due now (0 mostly). */
+static sc_always_inline uint32_t sampling_tick(uint32_t f) {
+  if ((f & SC_FEATURES_SAMPLED) == 0) return 0;
+  if (sc_likely(--sampling.sampled_left > 0)) return 0;
+  return sampling_fire(&sampling.sampled_left);
+}
+
 /* ---- the hooks: each feature's work, in one place ------------------------- */
 
-/** Before an allocation of n bytes aligned to `align` (0: malloc's) takes
- * a class block: a feature may serve it itself (guard sampling). */
-static sc_always_inline void *pre_alloc(uint32_t f, size_t n, size_t align) {
-  if ((f & SC_FEATURE_GUARD) != 0 && sc__guard_tick()) return sc__guard_alloc(n, align);
-  return NULL;
+/** The alignment a request of n bytes served from the class of granule g
+ * needs: 0 (malloc's) when that is n's own class, else the class size (an
+ * aligned request: at least its alignment). */
+static size_t align_of(size_t n, size_t g) {
+  unsigned c = sc__class_of_granule[g];
+  return sc__class_of(n) == c ? 0 : sc__class_size(c);
+}
+
+/** A sample is due: guard pages may serve it from their pool (NULL: they
+ * do not, or have no slot free). */
+static void *guarded(uint32_t due, unsigned c, size_t n, size_t align) {
+  if ((due & SC_FEATURE_GUARD) == 0) return NULL;
+  void *g = sc__guard_alloc(n, align);
+  /* A guarded block counts in its class's sites like any other (it lies
+   * outside the segments: the sites' filter finds its free). */
+  if (g != NULL && (due & SC_FEATURE_SITES)) sc__sites_sample_class(g, c, n);
+  return g;
+}
+
+/** Block b of page (class c) was handed out for n bytes and the sites'
+ * sample is due: record it, and mark it so that its free is seen. */
+static void sites_sampled(sc_page_t *page, sc_block_t *b, unsigned c, size_t n) {
+  if (sc__sites_sample_class(b, c, n))
+    page->map[sc__map_index((uintptr_t)b, page->shift)] = SC_MAP_SAMPLED;
 }
 
 /** Before the owner takes a block from page. */
@@ -38,26 +136,12 @@ static sc_always_inline void before_take(uint32_t f, const sc_page_t *page) {
   if ((f & SC_FEATURE_CHECK) != 0) sc__check_take(page);
 }
 
-/** The features' work on block b (of page, class c) just handed out for a
- * request of n bytes. */
+/** The features' work on block b (of page, class c) just handed out by
+ * its owner a for a request of n bytes. */
 static sc_always_inline void on_alloc(uint32_t f, sc_arena_t *a, sc_page_t *page, sc_block_t *b,
                                       unsigned c, size_t n) {
-  if ((f & SC_FEATURE_EXACT) != 0) sc__exact_alloc(a, page, b, c, n);
+  if ((f & SC_FEATURE_EXACT) != 0) sc__exact_alloc_any(a, page, b, c, n);
   if ((f & SC_FEATURE_CHECK) != 0) sc__check_alloc(page, b, n);
-}
-
-/** The features' rarer work on an allocation: the sites' countdown ran out
- * (`sample`), or a fresh carve (`fresh`) while the steady-state check is
- * on. */
-static void alloc_noted_work(sc_block_t *b, unsigned c, size_t n, bool sample, bool fresh) {
-  if (sample) sc__sites_sample(b, c, n);
-  if (fresh && sc__frame_check_on()) sc__frame_check_fresh(c);
-}
-
-/** The sites' work on a free of block p, by any thread: first of all, so
- * that a block the checking mode keeps in quarantine has left its site. */
-static sc_always_inline void on_free_sites(uint32_t f, void *p) {
-  if ((f & SC_FEATURE_SITES) != 0 && sc__sites_maybe_sampled(p)) sc__sites_forget(p);
 }
 
 /** The features' work on a free by its owner a of block p of page, before
@@ -67,8 +151,18 @@ static sc_always_inline void on_free_local(uint32_t f, sc_arena_t *a, sc_page_t 
   if ((f & SC_FEATURE_CHECK) != 0) sc__check_poison(page, p, true);
 }
 
+/** The sites' work on a free of a block outside the segments (the system
+ * allocator's, the guard pool's): the filter says whether it may have
+ * been sampled. */
+static sc_always_inline void on_free_unmarked(uint32_t f, void *p) {
+  if ((f & SC_FEATURE_SITES) != 0 && sc__sites_maybe_sampled(p)) sc__sites_forget(p);
+}
+
+void sc__seam_free_sampled(void *p) {
+  if (sc__sites_on()) sc__sites_forget(p);
+}
+
 void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
-  on_free_sites(sc__features, (void *)p);
   if (me != NULL && sc__exact_on()) sc__exact_remote_free(me, page, p);
   if (sc__check_on()) sc__check_poison(page, (void *)p, false);
 }
@@ -83,7 +177,7 @@ void sc__seam_sys_alloc(void *p, size_t n) {
   if (p != NULL && sc__sites_on() && sc__sites_due(n)) sc__sites_sample(p, SC_SITES_SYSTEM, n);
 }
 
-void sc__seam_sys_free(void *p) { on_free_sites(sc__features, p); }
+void sc__seam_sys_free(void *p) { on_free_unmarked(sc__features, p); }
 
 void sc__seam_resize(sc_arena_t *a, void *p, size_t n) {
   if (sc__check_on()) sc__check_resize(p, n);
@@ -92,7 +186,7 @@ void sc__seam_resize(sc_arena_t *a, void *p, size_t n) {
     sc__exact_resize(a, (uintptr_t)p, n);
   } else if (sc__req_arrays) {
     const sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)p), (uintptr_t)p);
-    *sc__exact_req_slot(page, (uintptr_t)p) = (uint16_t)n;
+    *sc__req_slot(page, (uintptr_t)p) = (uint16_t)n;
   }
 }
 
@@ -108,7 +202,7 @@ static bool guard_has(const void *p) {
 
 bool sc__seam_free_foreign(void *p) {
   if (!guard_has(p)) return false;
-  on_free_sites(sc__features, p);
+  on_free_unmarked(sc__features, p);
   sc__guard_free(p);
   return true;
 }
@@ -116,7 +210,7 @@ bool sc__seam_free_foreign(void *p) {
 bool sc__seam_realloc_foreign(void *p, size_t n, void **out) {
   if (!guard_has(p)) return false;
   *out = sc__guard_realloc(p, n);
-  if (*out != NULL) on_free_sites(sc__features, p); /* p was freed */
+  if (*out != NULL) on_free_unmarked(sc__features, p); /* p was freed */
   return true;
 }
 
@@ -133,17 +227,18 @@ void sc__seam_fork(int phase) {
   if (sc__check_on()) sc__check_fork(phase);
 }
 
-/* ---- the paths ---------------------------------------------------------------- */
+/* ---- the general path ------------------------------------------------------------ */
 
-/** An allocation whose current page has no block; `noted`: the features'
- * rarer work is due (alloc_noted_work, with `sample`). */
-static sc_cold void *alloc_refill(sc_arena_t *a, size_t n, unsigned c, bool noted, bool sample) {
+/** A block of class c for arena a when its current page has none (with
+ * features f on, `due` the samples due); `fresh` says whether it is a
+ * fresh carve (the steady-state check). */
+static sc_cold void *alloc_refill(uint32_t f, sc_arena_t *a, size_t n, unsigned c, bool *fresh) {
   /* Was the block a fresh carve? The refill takes it from the queue's next
    * page (compare its high-water mark), from a page it just (re)initialised
    * (its first block: fresh), or from a page that was full or idle (its
    * blocks come back, none is fresh). */
   sc_page_t *next = a->current[c] != &sc__empty_page ? a->current[c]->next : NULL;
-  uint8_t *next_mark = next != NULL ? next->fresh_end : NULL;
+  uint32_t next_mark = next != NULL ? next->shared_carved : 0;
   sc_block_t *b = sc__arena_refill(a, c); /* calls before_take on the way */
   if (sc_unlikely(b == NULL)) {
     b = sc__sys_memalign(sc__class_size(c), n); /* the OS refused a segment */
@@ -151,50 +246,37 @@ static sc_cold void *alloc_refill(sc_arena_t *a, size_t n, unsigned c, bool note
     return b;
   }
   sc_page_t *page = a->current[c]; /* refill took b from the current page */
-  on_alloc(sc__features, a, page, b, c, n);
-  if (noted) {
-    bool fresh = page->allocs == 1;
-    if (page == next) fresh = page->fresh_end != next_mark;
-    alloc_noted_work(b, c, n, sample, fresh);
-  }
-  return b;
-}
-
-/** An allocation when the features' rarer work may be due: a sample
- * (`sample`), or the steady-state check, which must know whether the
- * block is a fresh carve. Out of line, reached by a jump, so that the
- * common path saves no register for it. */
-static sc_noinline void *alloc_noted(sc_arena_t *a, size_t n, unsigned c, bool sample) {
-  uint32_t f = sc__features;
-  sc_page_t *page = a->current[c];
-  before_take(f, page);
-  uint8_t *fresh_mark = page->fresh_end; /* raised by a fresh carve */
-  sc_block_t *b = sc__page_take_ex(page, true);
-  if (sc_unlikely(b == NULL)) return alloc_refill(a, n, c, true, sample);
   on_alloc(f, a, page, b, c, n);
-  alloc_noted_work(b, c, n, sample, page->fresh_end != fresh_mark);
+  *fresh = page->allocs == 1;
+  if (page == next) *fresh = page->shared_carved != next_mark;
   return b;
 }
 
 /** An allocation of n bytes of class c aligned to `align` (0: malloc's) by
- * arena a's thread, with features f on. */
+ * arena a's thread, with features f on (any mix; every malloc comes here). */
 static sc_always_inline void *alloc_with(uint32_t f, sc_arena_t *a, size_t n, unsigned c,
                                          size_t align) {
-  void *g = pre_alloc(f, n, align);
-  if (sc_unlikely(g != NULL)) {
-    /* A guarded block counts in its class's sites like any other. */
-    if ((f & SC_FEATURE_SITES) != 0 && sc__sites_due(n)) sc__sites_sample(g, c, n);
-    return g;
-  }
-  if ((f & (SC_FEATURE_SITES | SC_FEATURE_FRAME_CHECK)) != 0) {
-    bool sample = (f & SC_FEATURE_SITES) != 0 && sc__sites_due(n); /* the sites' countdown */
-    if (sample || (f & SC_FEATURE_FRAME_CHECK) != 0) return alloc_noted(a, n, c, sample);
+  uint32_t due = sampling_tick(f);
+  if (sc_unlikely(due != 0)) {
+    void *g = guarded(due, c, n, align);
+    if (g != NULL) return g;
   }
   sc_page_t *page = a->current[c];
   before_take(f, page);
+  uint32_t mark = page->shared_carved; /* raised by a fresh carve */
   sc_block_t *b = sc__page_take_ex(page, true);
-  if (sc_unlikely(b == NULL)) return alloc_refill(a, n, c, false, false);
-  on_alloc(f, a, page, b, c, n);
+  bool fresh;
+  if (sc_likely(b != NULL)) {
+    on_alloc(f, a, page, b, c, n);
+    fresh = page->shared_carved != mark;
+  } else {
+    b = alloc_refill(f, a, n, c, &fresh);
+    if (b == NULL) return NULL;
+    page = a->current[c];
+  }
+  if (sc_unlikely(due & SC_FEATURE_SITES) && sc__segment_owned((uintptr_t)b))
+    sites_sampled(sc__page_of(sc__segment_of((uintptr_t)b), (uintptr_t)b), b, c, n);
+  if ((f & SC_FEATURE_FRAME_CHECK) != 0 && fresh && sc__frame_check_on()) sc__frame_check_fresh(c);
   return b;
 }
 
@@ -202,82 +284,158 @@ void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
   return alloc_with(sc__features, a, n, c, 0);
 }
 
-void *sc__seam_memalign(size_t n, unsigned c, size_t align) {
-  sc_arena_t *a = sc__arena_get();
-  if (sc_unlikely(a == NULL)) return sc__arena_alloc_slow(n, c);
-  return alloc_with(sc__features, a, n, c, align);
+/** The general path's malloc: every call comes here. */
+static void *seam_malloc(size_t n, size_t g, sc_page_t *page) {
+  (void)page;
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL)) return alloc_with(sc__features, a, n, sc__class_of_granule[g], 0);
+  sc__thread.sample_left = INT64_MAX; /* no arena: the slow path binds one */
+  return sc__arena_alloc_slow(n, g);
 }
 
 /** A free by its owner a of block p of page, with features f on. */
 static sc_always_inline void free_local_with(uint32_t f, sc_arena_t *a, sc_page_t *page, void *p) {
-  on_free_sites(f, p);
   if ((f & SC_FEATURE_CHECK) != 0 && sc__check_free(p, page, true)) return; /* quarantined */
   on_free_local(f, a, page, p);
   sc__page_free(page, p);
 }
 
-static sc_noinline void free_local_any(sc_arena_t *a, sc_page_t *page, void *p) {
+void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
   free_local_with(sc__features, a, page, p);
 }
 
-void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
-  uint32_t f = sc__features;
-  if (sc_likely(f == SC_FEATURE_EXACT))
-    free_local_with(SC_FEATURE_EXACT, a, page, p);
-  else if (f == SC_FEATURE_SITES)
-    free_local_with(SC_FEATURE_SITES, a, page, p);
-  else
-    free_local_any(a, page, p);
-}
+/* ---- sampled features alone ------------------------------------------------------- */
 
-/* ---- the malloc fast path's slow targets ---------------------------------- */
-
-/** With exact statistics alone. */
-static void *seam_malloc_exact(size_t n, unsigned c) {
-  sc_arena_t *a = sc__thread.arena;
-  if (sc_likely(a != NULL)) return alloc_with(SC_FEATURE_EXACT, a, n, c, 0);
-  return sc__arena_alloc_slow(n, c);
-}
-
-/** With allocation sites alone. */
-static void *seam_malloc_sites(size_t n, unsigned c) {
-  sc_arena_t *a = sc__thread.arena;
-  if (sc_likely(a != NULL)) return alloc_with(SC_FEATURE_SITES, a, n, c, 0);
-  return sc__arena_alloc_slow(n, c);
-}
-
-/** Any other mix of features. */
-static void *seam_malloc(size_t n, unsigned c) {
-  sc_arena_t *a = sc__thread.arena;
-  if (sc_likely(a != NULL)) return alloc_with(sc__features, a, n, c, 0);
-  return sc__arena_alloc_slow(n, c);
-}
-
-/** seam_malloc_sampled's way out: no arena yet, a sample due, or no block
- * in the current page. */
-static sc_noinline void *sampled_slow(size_t n, unsigned c) {
-  sc_arena_t *a = sc__thread.arena;
-  if (sc_unlikely(a == NULL)) return sc__arena_alloc_slow(n, c); /* it counts this one */
-  return alloc_with(SC_FEATURE_GUARD, a, n, c, 0);
-}
-
-/** With guard sampling alone: frees keep the fast path (arena.c:
- * thread_bind), and an allocation only counts down to the next sample
- * before it takes its block as the fast path would have (no stack frame
- * on the way). */
-static void *seam_malloc_sampled(size_t n, unsigned c) {
-  sc_arena_t *a = sc__thread.arena;
-  uint32_t k = sc__guard_countdown;
-  if (sc_likely(a != NULL && k > 1)) {
-    sc__guard_countdown = k - 1;
-    sc_block_t *b = sc__page_take(a->current[c]);
-    if (sc_likely(b != NULL)) return b;
-    sc__guard_countdown = k; /* not served here: sampled_slow counts it */
+/** The samples `due` for a request of n bytes aligned to `align` (0:
+ * malloc's), served from the class of granule g of arena a, owned by
+ * thread t (page: its current page of g). */
+static void *sampled_serve(sc_thread_t *t, sc_arena_t *a, uint32_t due, size_t n, size_t g,
+                           size_t align, sc_page_t *page) {
+  (void)t;
+  unsigned c = sc__class_of_granule[g];
+  void *guard = guarded(due, c, n, align);
+  if (guard != NULL) return guard;
+  sc_block_t *b = sc__page_take_ex(page, true);
+  if (b == NULL) {
+    b = sc__arena_refill(a, c);
+    if (b == NULL) return sc__arena_alloc_slow(n, g); /* it asks the system */
+    page = a->current[c];
   }
-  return sampled_slow(n, c);
+  if (due & SC_FEATURE_SITES) sites_sampled(page, b, c, n);
+  return b;
+}
+
+/** Reached only when the countdown runs out: serve the samples due, draw
+ * the next ones. */
+static void *malloc_sampled(size_t n, size_t g, sc_page_t *page) {
+  sc_thread_t *t = &sc__thread;
+  sc_arena_t *a = t->arena;
+  if (sc_unlikely(a == NULL)) {
+    t->sample_left = INT64_MAX; /* no arena: the slow path binds one */
+    return sc__arena_alloc_slow(n, g);
+  }
+  uint32_t due = sampling_fire(&t->sample_left);
+  return sampled_serve(t, a, due, n, g, align_of(n, g), page);
+}
+
+/** Nothing is on, yet the countdown ran out (after 2^63 mallocs): start it
+ * again. */
+static void *malloc_plain(size_t n, size_t g, sc_page_t *page) {
+  (void)page;
+  sc__thread.sample_left = INT64_MAX;
+  return sc__arena_alloc_slow(n, g);
+}
+
+/* ---- exact statistics (and sampled features) ------------------------------------------ */
+
+/** An exact-tier malloc whose page has no block, or a thread without an
+ * arena; `due`: the samples due. */
+static sc_noinline void *exact_refill(size_t n, size_t g, sc_page_t *page, uint32_t due) {
+  (void)page;
+  sc_thread_t *t = &sc__thread;
+  sc_arena_t *a = t->arena;
+  if (a == NULL) {
+    t->sample_left = INT64_MAX; /* the slow path binds an arena, and accounts */
+    return sc__arena_alloc_slow(n, g);
+  }
+  unsigned c = sc__class_of_granule[g];
+  sc_block_t *b = sc__arena_refill(a, c);
+  if (sc_unlikely(b == NULL)) {
+    b = sc__sys_memalign(sc__class_size(c), n); /* the OS refused a segment */
+    if (b == NULL) errno = ENOMEM;
+    return b;
+  }
+  page = a->current[c];
+  sc__exact_alloc(a, page, b, page->map, sc__map_index((uintptr_t)b, page->shift), g, c, n);
+  if (due & SC_FEATURE_SITES) sites_sampled(page, b, c, n);
+  return b;
+}
+
+/** With exact statistics, a sample is due: serve it (a guarded block is
+ * not in the classes' counts; a recorded site is). */
+static sc_noinline void *exact_due(size_t n, size_t g, sc_page_t *page, uint32_t due) {
+  if (sc__thread.arena == NULL) return exact_refill(n, g, page, 0);
+  void *guard = guarded(due, sc__class_of_granule[g], n, align_of(n, g));
+  if (guard != NULL) return guard;
+  uint8_t *map = page->map;
+  size_t i;
+  sc_block_t *b = sc__page_take_at(page, true, &i);
+  if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, due);
+  sc__exact_alloc(page->arena, page, b, map, i, g, page->class_idx, n);
+  if (due & SC_FEATURE_SITES) sites_sampled(page, b, page->class_idx, n);
+  return b;
+}
+
+/** malloc with exact statistics alone: the countdown sends every call
+ * here, with the thread's current page of granule g. The block is taken
+ * as the fast path takes it and accounted inline. */
+static void *malloc_exact(size_t n, size_t g, sc_page_t *page) {
+  uint8_t *map = page->map; /* read before the map byte is written */
+  size_t i;
+  sc_block_t *b = sc__page_take_at(page, true, &i);
+  if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, 0);
+  return sc__exact_alloc(page->arena, page, b, map, i, g, page->class_idx, n);
+}
+
+/** The same with sampled features: their countdown first. */
+static void *malloc_exact_sampled(size_t n, size_t g, sc_page_t *page) {
+  uint32_t due = sampling_tick(SC_FEATURES_SAMPLED);
+  if (sc_unlikely(due != 0)) return exact_due(n, g, page, due);
+  return malloc_exact(n, g, page);
+}
+
+/** free of a class block with exact statistics (and sampled features) on:
+ * every free whose page's owner is not `self` comes here, every local one
+ * among them. self is the thread's arena + 1, or SC_NOT_AN_ARENA without
+ * one (less one, never a page's owner either). */
+static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
+  sc_arena_t *a = (sc_arena_t *)((uintptr_t)self - 1);
+  if (sc_likely(page->arena == a)) {
+    sc__exact_free(a, page, (uintptr_t)p);
+    sc__page_free(page, p);
+    return;
+  }
+  sc__free_other(p, page);
+}
+
+void *sc__seam_memalign(size_t n, unsigned c, size_t align) {
+  size_t g = sc__bucket_of(sc__class_size(c));
+  sc_arena_t *a = sc__arena_get();
+  if (sc_unlikely(a == NULL)) return sc__arena_alloc_slow(n, g);
+  uint32_t f = sc__features;
+  if ((f & SC_FEATURES_EVERY_MALLOC) != 0) return alloc_with(f, a, n, c, align);
+  /* Sampled features alone (guard pages need the alignment): counted down
+   * like any malloc. */
+  sc_thread_t *t = &sc__thread;
+  uint32_t due = 0;
+  if (sc__countdown(&t->sample_left)) due = sampling_fire(&t->sample_left);
+  return sampled_serve(t, a, due, n, g, align, t->current[g]);
 }
 
 /* ---- the decision ------------------------------------------------------------- */
+
+void *(*sc__alloc_noted_fn)(size_t n, size_t g, sc_page_t *page) = malloc_plain;
+void (*sc__free_other_fn)(void *p, sc_page_t *page, sc_arena_t *self) = sc__free_other_any;
 
 /** Features are on from now on. */
 static void features_set(uint32_t f) {
@@ -285,15 +443,19 @@ static void features_set(uint32_t f) {
   /* The checking mode needs each block's request as much as exact
    * statistics do. */
   sc__req_arrays = (f & (SC_FEATURE_EXACT | SC_FEATURE_CHECK)) != 0;
-  sc__meta_pages = sc__req_arrays ? SC_META_PAGES_EXACT : 1;
-  if (f == SC_FEATURE_EXACT)
-    sc__alloc_slow_fn = seam_malloc_exact;
-  else if (f == SC_FEATURE_GUARD)
-    sc__alloc_slow_fn = seam_malloc_sampled;
-  else if (f == SC_FEATURE_SITES)
-    sc__alloc_slow_fn = seam_malloc_sites;
-  else if (f != 0)
-    sc__alloc_slow_fn = seam_malloc;
+  sc__meta_pages = sc__req_arrays ? SC_META_PAGES_REQ : SC_META_PAGES;
+  sc__page_record_bytes = SC_MAP_BYTES_PER_PAGE + (sc__req_arrays ? SC_REQ_BYTES_PER_PAGE : 0);
+  uint32_t sampled = f & SC_FEATURES_SAMPLED, rest = f & ~SC_FEATURES_SAMPLED;
+  sc__free_other_fn = sc__free_other_any;
+  if (f == 0)
+    sc__alloc_noted_fn = malloc_plain;
+  else if (rest == 0)
+    sc__alloc_noted_fn = malloc_sampled;
+  else if (rest == SC_FEATURE_EXACT)
+    sc__alloc_noted_fn = sampled ? malloc_exact_sampled : malloc_exact;
+  else
+    sc__alloc_noted_fn = seam_malloc;
+  if (rest == SC_FEATURE_EXACT) sc__free_other_fn = free_exact;
 }
 
 void sc__seam_decide(void) {

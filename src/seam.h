@@ -1,16 +1,31 @@
 /* seam.h — the one place where optional features plug into allocation.
  *
- * Every optional feature (exact statistics, guard pages, the checking
- * mode) is decided once, when the process starts (sc__seam_decide, from
- * sc__init): the environment, the program's sizeclass_options string, or
- * sc_stats_enable_exact() before the first class allocation. While any is
- * on, every thread's malloc slots point at nothing (arena.c: thread_bind),
- * so each class malloc arrives here, out of line, and so does each local
- * free unless the features on leave frees alone (SC_FEATURES_SEE_FREES);
- * with all of them off the fast paths carry not one instruction of theirs.
- * Blocks a feature makes outside the segments (the guard pool) reach it
- * through the *_foreign hooks, which alloc.c asks while features are on
- * before it hands a pointer to the system allocator. */
+ * Every optional feature (exact statistics, allocation sites, guard pages,
+ * the checking mode, the steady-state check) is decided once, when the
+ * process starts (sc__seam_decide, from sc__init): the environment, the
+ * program's sizeclass_options string, or sc_stats_enable_exact() before
+ * the first class allocation. The fast paths carry one test each that all
+ * features share (DESIGN.md, guarantee 9):
+ *
+ * - malloc counts down the thread's `sample_left` and, when it runs out,
+ *   jumps to sc__alloc_noted_fn. Exact statistics, the checking mode and
+ *   the steady-state check keep it out (every malloc arrives here); the
+ *   sampled features (sites, guard pages) set it to the calls until the
+ *   next sample of either, so that between samples malloc runs the default
+ *   path; with nothing on it never runs out.
+ * - free compares the page's owner with the thread's `self`, which the
+ *   features that see every free (exact statistics, the checking mode) set
+ *   to no arena: their frees leave through sc__free_other_fn. A block that
+ *   a sampled feature must see freed is SC_MAP_SAMPLED in its page's map:
+ *   the free's map check sends it out of line (sc__page_free_marked,
+ *   arena.c's remote path), with no test of its own.
+ *
+ * Exact statistics alone, and with sampled features, have their own
+ * paths, which do their accounting inline (exact.h); any other mix takes
+ * the general path, which reads sc__features. Blocks a feature makes
+ * outside the segments (the guard pool) reach it through the *_foreign
+ * hooks, which alloc.c asks while features are on before it hands a
+ * pointer to the system allocator. */
 #ifndef SC_SEAM_H
 #define SC_SEAM_H
 
@@ -18,15 +33,22 @@
 
 /** Decide which features are on; once, before the first arena exists. */
 void sc__seam_decide(void);
-/** malloc of n bytes (class c) by arena a's thread while features are on. */
+/** The countdown a thread starts with when it binds an arena: 0 (every
+ * malloc is seen), the calls until its first sample, or INT64_MAX. */
+int64_t sc__seam_countdown_start(void);
+/** malloc of n bytes (class c) by arena a's thread while a feature that
+ * sees every malloc is on (the thread's first one, and refills). */
 void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c);
 /** free of block p of page, owned by the calling thread's arena a, while
- * features are on. */
+ * a feature that sees every free is on. */
 void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p);
 /** The features' work on a free of block p of another arena's page, by
  * arena me (NULL: a thread without one), before it goes on the owner's
  * remote list (arena.c calls it while features are on). */
 void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p);
+/** A class block marked SC_MAP_SAMPLED is being freed (its map byte is
+ * already FREE): its feature forgets it. */
+void sc__seam_free_sampled(void *p);
 /** The features' work on block p (NULL: the call failed) that the system
  * allocator made for a request of n bytes, and before the system allocator
  * frees block p (fallback.c calls them while features are on). */

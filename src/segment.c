@@ -13,15 +13,22 @@
  * and bit test, and marking a segment is a plain store. */
 _Atomic(uint8_t) sc__segment_map[SC_SEGMENT_MAP_SIZE];
 
-unsigned sc__meta_pages = 1;
+unsigned sc__meta_pages = SC_META_PAGES;
+size_t sc__page_record_bytes = SC_MAP_BYTES_PER_PAGE;
 
 #define SC_SEGMENT_MAGIC 0x5C5E6A11u
 
 _Static_assert(sizeof(sc_segment_t) <= SC_HEADER_BYTES, "segment header fits its slot");
-_Static_assert(SC_HEADER_BYTES +
-                       (SC_PAGES_PER_SEGMENT - SC_META_PAGES_EXACT) * SC_REQ_BYTES_PER_PAGE <=
-                   SC_META_PAGES_EXACT * SC_PAGE_SIZE,
-               "requested-size arrays fit the metadata pages");
+_Static_assert(SC_HEADER_BYTES + (SC_PAGES_PER_SEGMENT - SC_META_PAGES) * SC_MAP_BYTES_PER_PAGE <=
+                   SC_META_PAGES * SC_PAGE_SIZE,
+               "the block maps fit the metadata pages");
+_Static_assert(SC_HEADER_BYTES + (SC_PAGES_PER_SEGMENT - SC_META_PAGES_REQ) *
+                                     (SC_MAP_BYTES_PER_PAGE + SC_REQ_BYTES_PER_PAGE) <=
+                   SC_META_PAGES_REQ * SC_PAGE_SIZE,
+               "the block maps and requested sizes fit the metadata pages");
+_Static_assert(SC_HEADER_BYTES % 4096 == 0 && SC_MAP_BYTES_PER_PAGE % 4096 == 0 &&
+                   SC_REQ_BYTES_PER_PAGE % 4096 == 0,
+               "records are whole OS pages: purge returns them with their page");
 
 /* Held while a segment is unmapped and while another thread's pages are
  * walked (statistics): a spin lock, so that a dump from a signal handler can
@@ -66,7 +73,8 @@ sc_segment_t *sc__segment_new(sc_arena_t *arena) {
   seg->arena = arena;
   seg->magic = SC_SEGMENT_MAGIC;
   seg->next_unused = sc__meta_pages;
-  for (unsigned i = 0; i < SC_PAGES_PER_SEGMENT; i++) seg->pages[i].index = (uint8_t)i;
+  /* Page 0's descriptor is the header itself (internal.h). */
+  for (unsigned i = 1; i < SC_PAGES_PER_SEGMENT; i++) seg->pages[i].index = (uint8_t)i;
   map_set((uintptr_t)seg, true);
   return seg;
 }
@@ -79,9 +87,9 @@ void sc__segment_free(sc_segment_t *seg) {
   if (!mine) unlock();
 }
 
-uint16_t *sc__segment_req_array(sc_segment_t *seg, unsigned index) {
+uint8_t *sc__segment_record(sc_segment_t *seg, unsigned index) {
   uint8_t *base = (uint8_t *)seg + SC_HEADER_BYTES;
-  return (uint16_t *)(base + (size_t)(index - SC_META_PAGES_EXACT) * SC_REQ_BYTES_PER_PAGE);
+  return base + (size_t)(index - sc__meta_pages) * sc__page_record_bytes;
 }
 
 bool sc__segment_walk(sc_arena_t *a, void (*fn)(const sc_page_t *, void *), void *ctx,

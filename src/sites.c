@@ -42,10 +42,12 @@ enum { FORMAT_REPORT = 0, FORMAT_FOLDED = 1 };
 #define FOLDED_PATH_CAP 4096
 
 static struct {
-  uint64_t rate;  /* mean bytes between samples; 1: every allocation; 0: off */
-  double rate_fp; /* rate as a double, for the draws and the weights */
-  int format;     /* FORMAT_* */
-  bool implied;   /* SIZECLASS_SITES asked for the exit report */
+  uint64_t rate;   /* mean bytes between samples; 1: every allocation; 0: off */
+  double rate_fp;  /* rate as a double, for the draws and the weights */
+  uint64_t calls;  /* class allocations: one in this many is sampled (1: all) */
+  double log_keep; /* ln(1 - 1 / calls): the draw of a geometric gap */
+  int format;      /* FORMAT_* */
+  bool implied;    /* SIZECLASS_SITES asked for the exit report */
   char folded[FOLDED_PATH_CAP];
 } cfg;
 
@@ -137,15 +139,19 @@ static _Atomic uint64_t overflowed; /* samples counted in an overflow site or lo
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t guard_capture(void); /* below: guard pages' hook */
+static double log_of(double x);      /* below: numbers without libm */
 
 uint32_t sc__sites_decide(void) {
   char buf[64];
   cfg.rate = read_rate(sc__option("SIZECLASS_SITES", buf, sizeof(buf)));
   if (cfg.rate == 0) return 0;
   cfg.rate_fp = (double)cfg.rate;
+  cfg.calls = 1;
   if (cfg.rate > 1) {
     sc__sites_charge = (int64_t)(cfg.rate >> SC_SITES_CHARGE_SHIFT);
     if (sc__sites_charge == 0) sc__sites_charge = 1;
+    cfg.calls = (uint64_t)sc__sites_charge;
+    if (cfg.calls > 1) cfg.log_keep = log_of(1 - 1 / (double)cfg.calls);
   }
   const char *format = sc__option("SIZECLASS_SITES_FORMAT", buf, sizeof(buf));
   if (format != NULL && strcasecmp(format, "folded") == 0) {
@@ -395,6 +401,26 @@ sc_noinline void sc__sites_sample(void *b, unsigned c, size_t n) {
   }
   if (w != 0) record(b, c, n, w);
   s->busy = 0;
+}
+
+int64_t sc__sites_draw_calls(void) {
+  sampler_t *s = &sampler;
+  if (cfg.calls <= 1) return 1;
+  if (!s->ready) seed(s);
+  /* Geometric with p = 1 / calls: each allocation is sampled with that
+   * chance, whatever came before (u in (0, 1]: never 0). */
+  double u = (double)((next_random(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
+  double gap = 1 + log_of(u) / cfg.log_keep;
+  return gap > 9.0e18 ? INT64_MAX : (int64_t)gap;
+}
+
+bool sc__sites_sample_class(void *b, unsigned c, size_t n) {
+  sampler_t *s = &sampler;
+  if (s->busy) return false; /* an allocation made while sampling */
+  s->busy = 1;
+  record(b, c, n, cfg.calls << SC_SITES_Q); /* sampled with chance 1 / calls */
+  s->busy = 0;
+  return true;
 }
 
 sc_noinline void sc__sites_forget(const void *p) {

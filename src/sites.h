@@ -78,9 +78,17 @@ extern _Atomic uint32_t sc__sites_filter[(size_t)1 << SC_SITES_FILTER_BITS];
 
 /** Read SIZECLASS_SITES*; the feature bits to turn on (SC_FEATURE_SITES or 0). */
 uint32_t sc__sites_decide(void);
-/** The countdown ran out on block b (class c, or SC_SITES_SYSTEM) made for
- * a request of n bytes: draw the next one and, unless this thread is
- * already inside the sampler, record b. */
+/** Class allocations until the calling thread's next sampled one (a
+ * geometric draw: each is sampled with chance 1 / (rate / 512), or every
+ * one at rate 1). The seam's countdown counts them down (seam.c). */
+int64_t sc__sites_draw_calls(void);
+/** The countdown chose class block b (class c, request n): record it at
+ * the calling thread's stack; false when it was not recorded (the thread
+ * is inside the sampler), so that its free need not be seen. */
+bool sc__sites_sample_class(void *b, unsigned c, size_t n);
+/** The bytes countdown ran out on system block b (SC_SITES_SYSTEM, request
+ * n): draw the next one and, unless this thread is already inside the
+ * sampler, record b. */
 void sc__sites_sample(void *b, unsigned c, size_t n);
 /** Free of block p whose filter counter is not zero: if p was sampled, it
  * leaves its site's live count. */

@@ -17,12 +17,13 @@ uint64_t sc__stats_start_ns;
 /* Raw sums over arenas, before the derived figures. The default tier's
  * come from every arena's slow-path counters and every active page's
  * descriptor; the exact tier's from the per-request counters (exact.h).
- * req_live wraps per arena (a block may be freed by a thread other than its
- * owner); its sum is exact. peak and req_peak are each arena's owner view
- * at its own peak. */
+ * Requested bytes wrap per arena (a block may be freed by a thread other
+ * than its owner); their sums are exact. peak and req_peak are each
+ * arena's owner view at its own peak; live is the owners' view (blocks
+ * freed by other threads count until drained). */
 typedef struct {
   uint64_t allocs, fresh, used, drained, remote_frees, pages; /* every tier */
-  uint64_t frees, peak, req_total, req_live, req_peak;        /* exact */
+  uint64_t live, peak, req_total, req_live, req_peak;         /* exact */
   uint64_t hist[SC_BUCKETS];
 } class_sum_t;
 
@@ -59,13 +60,17 @@ static void add_arena(sc_arena_t *a, void *ctx) {
     d->remote_frees += load(&k->remote_frees);
     d->pages += load(&k->pages);
     if (!sc__exact_on()) continue;
-    const sc_class_stats_t *s = &a->exact[c];
-    d->frees += load(&s->frees);
-    d->peak += load(&s->peak);
-    d->req_total += load(&s->req_total);
-    d->req_live += load(&s->req_live);
-    d->req_peak += load(&s->req_peak);
-    for (unsigned b = 0; b < SC_BUCKETS; b++) d->hist[b] += load(&s->hist[b]);
+    const sc_exact_t *x = &a->exact;
+    uint64_t peak = load(&x->peak[c]);
+    d->peak += peak;
+    d->live += peak - (uint64_t)__atomic_load_n(&x->headroom[c], __ATOMIC_RELAXED);
+    d->req_total += load(&x->req_total[c]);
+    d->req_live += load(&x->req_total[c]) - load(&x->req_freed[c]) - load(&x->req_remote[c]);
+    d->req_peak += load(&x->req_peak[c]);
+    for (unsigned b = 0; b < SC_BUCKETS; b++) {
+      d->hist[b] += load(&x->hist_aligned[c][b]);
+      if (sc__class_of_granule[b] == c) d->hist[b] += load(&x->hist[b]);
+    }
   }
   if (!sc__segment_walk(a, add_page, sum, sum->unlocked)) sum->pages_missed = true;
 }
@@ -91,8 +96,10 @@ static void derive_class(struct sc_class_stats *o, const class_sum_t *d, uint64_
       o->request_histogram[b] = d->hist[b];
       o->allocs += d->hist[b];
     }
-    o->frees = d->frees;
-    o->live_blocks = sub0(o->allocs, d->frees);
+    /* Frees by the owners (what they handed out, less what is live and
+     * what came back from other threads) and by other threads. */
+    o->frees = sub0(o->allocs + d->remote_frees, d->live + d->drained);
+    o->live_blocks = sub0(o->allocs, o->frees);
     o->peak_live_blocks = d->peak;
     o->live_requested_bytes = o->live_blocks ? d->req_live : 0;
     o->peak_requested_bytes = d->req_peak;
