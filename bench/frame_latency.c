@@ -1,26 +1,32 @@
 /* frame_latency — how long single malloc and free calls take inside a
- * game's frame loop after a level load (issue 10: the number a frame
- * budget feels is the slow call, not the average).
+ * game's frame loop after a level load (issues 10 and 22: the number a
+ * frame budget feels is the slow call, not the average, and in a game most
+ * blocks are freed long after anything touched them: cold).
  *
  * Level load: --load blocks of 16..1024 B (half 16..64, 30 % 65..256,
  * 20 % 257..1024), then 85 % of them freed in random order, as a level's
  * loader leaves its temporary data behind: the heap is mostly free, in a
- * random order. Then --frames frames, each starting --frame-us after the
- * previous one (the program sleeps the rest of the frame, as a game
- * waiting for vsync does; a frame that overruns starts the next at once):
- *   - --pairs malloc/free pairs: new objects (the same size mix) living
- *     1..120 frames, and the objects whose time is up freed;
- *   - a few of the surviving level blocks replaced (freed, a new one made);
- *   - now and then (1 frame in 40) a burst of 2000..6000 blocks (particles,
- *     16..128 B) living 5..30 frames.
+ * random order, and the survivors are scattered through it. Then --frames
+ * frames, each starting --frame-us after the previous one (the program
+ * sleeps the rest of the frame, as a game waiting for vsync does; a frame
+ * that overruns starts the next at once):
+ *   - --pairs replacements: a live block picked at random from the whole
+ *     heap (level survivors and everything made since) is freed and a new
+ *     one made in its place: the cold frees;
+ *   - every --burst-every frames a burst of --burst blocks (particles,
+ *     16..128 B) freed --burst-life frames later.
  * Every malloc and free of the frames is timed with clock_gettime
  * (CLOCK_MONOTONIC, the vDSO: no system call) into a log-linear histogram
  * (16 steps per power of two, so a bucket is within 6.25 % of its values);
  * a frame's allocator time is the sum of its calls' times. The level load
  * is not timed per call (it is a loading screen); its duration is printed.
- * Blocks are stamped (first and last 8 bytes) and checked before free.
+ * Blocks are stamped (first and last 8 bytes) and checked CHECK_AHEAD
+ * frames before their free, not just before it: a check right before the
+ * free would bring the block into the cache and hide what a cold free
+ * costs.
  *
- *   frame_latency [--load N] [--frames F] [--frame-us U] [--pairs P] [--seed S]
+ *   frame_latency [--load N] [--frames F] [--frame-us U] [--pairs P]
+ *                 [--burst B] [--burst-every E] [--burst-life L] [--seed S]
  *
  * Prints the per-call percentiles p50, p90, p99, p99.9, p99.99 and the
  * maximum (ns; the timer's own cost, timer_ns, is included in each), and
@@ -82,9 +88,14 @@ static uint64_t hist_quantile(const hist_t *h, double q) {
 typedef struct blk_s {
   void *p;
   uint32_t n;
-  uint32_t death; /* frame it is freed in */
+  uint32_t checked; /* its stamp was checked (it is freed soon) */
   uint64_t tag;
 } blk_t;
+
+/* How many frames before its free a block's stamp is checked. */
+#define CHECK_AHEAD 16
+/* Frames of pending burst frees kept (> --burst-life). */
+#define BURST_RING 64
 
 /* A growable array of blocks (its own storage is not timed). */
 typedef struct vec_s {
@@ -97,11 +108,11 @@ typedef struct game_s {
   hist_t calls;
   uint64_t frame_ns; /* allocator time of the current frame */
   uint64_t next_tag;
-  vec_t level;  /* surviving level blocks */
-  vec_t *alive; /* per-frame death buckets, a ring of RING frames */
+  vec_t heap;                    /* the live blocks replacements pick from */
+  size_t *picked[CHECK_AHEAD];   /* heap slots to replace, per frame ahead */
+  size_t pairs;                  /* replacements per frame */
+  vec_t bursts[BURST_RING];      /* burst blocks, by the frame they die in */
 } game_t;
-
-#define RING 128 /* > the longest life, 120 frames */
 
 static void vec_push(vec_t *v, blk_t b) {
   if (v->n == v->cap) {
@@ -131,15 +142,22 @@ static blk_t make(game_t *g, size_t n, int timed) {
   }
   bench_nonnull(b.p, n);
   b.n = (uint32_t)n;
-  b.death = 0;
+  b.checked = 0;
   b.tag = bench_mix(++g->next_tag);
   bench_stamp(b.p, n, b.tag);
   return b;
 }
 
-/** Check a block, then free it, timed when `timed`. */
+/** Check a block's stamp, once. */
+static void check(blk_t *b) {
+  if (b->checked) return;
+  bench_check(b->p, b->n, b->tag);
+  b->checked = 1;
+}
+
+/** Free a block (checked earlier, or now), timed when `timed`. */
 static void drop(game_t *g, blk_t b, int timed) {
-  bench_check(b.p, b.n, b.tag);
+  check(&b);
   uint64_t t0 = timed ? bench_now_ns() : 0;
   free(b.p);
   if (timed) {
@@ -161,32 +179,42 @@ static void load_level(game_t *g, size_t n) {
   }
   size_t keep = n - n * 85 / 100;
   for (size_t i = keep; i < n; i++) drop(g, all[i], 0);
-  for (size_t i = 0; i < keep; i++) vec_push(&g->level, all[i]);
+  for (size_t i = 0; i < keep; i++) vec_push(&g->heap, all[i]);
   free(all);
 }
 
-/** A block that dies `life` frames after `frame`. */
-static void spawn(game_t *g, uint64_t frame, size_t n, uint32_t life) {
-  blk_t b = make(g, n, 1);
-  b.death = (uint32_t)(frame + life);
-  vec_push(&g->alive[b.death % RING], b);
+/** Pick frame f's replacements now, CHECK_AHEAD frames early, and check
+ * their stamps: by the time they are freed nothing has touched them. A
+ * slot picked twice in one frame is replaced twice (the second time, the
+ * block made by the first). */
+static void pick_ahead(game_t *g, uint64_t f) {
+  size_t *s = g->picked[f % CHECK_AHEAD];
+  for (size_t i = 0; i < g->pairs; i++) {
+    s[i] = (size_t)(bench_next(&g->rng) % g->heap.n);
+    check(&g->heap.v[s[i]]);
+  }
 }
 
 /** One frame's allocator work. */
-static void frame(game_t *g, uint64_t f, size_t pairs) {
+static void frame(game_t *g, uint64_t f, size_t burst, uint64_t every, uint64_t life) {
   bench_rng_t *r = &g->rng;
-  for (size_t i = 0; i < pairs; i++) spawn(g, f, mix_size(r), (uint32_t)bench_range(r, 1, 120));
-  if (bench_chance(r, 25)) {
-    size_t burst = (size_t)bench_range(r, 2000, 6000);
-    for (size_t i = 0; i < burst; i++)
-      spawn(g, f, (size_t)bench_range(r, 16, 128), (uint32_t)bench_range(r, 5, 30));
+  const size_t *s = g->picked[f % CHECK_AHEAD];
+  for (size_t i = 0; i < g->pairs; i++) { /* cold frees: blocks nothing touched lately */
+    blk_t *b = &g->heap.v[s[i]];
+    drop(g, *b, 1);
+    *b = make(g, mix_size(r), 1);
+    b->checked = 1; /* a slot picked twice this frame: just made, checked at free */
   }
-  for (int i = 0; i < 4 && g->level.n > 0; i++) { /* level data replaced */
-    size_t k = (size_t)(bench_next(r) % g->level.n);
-    drop(g, g->level.v[k], 1);
-    g->level.v[k] = make(g, mix_size(r), 1);
+  pick_ahead(g, f + CHECK_AHEAD);
+  if (every != 0 && f % every == 0) {
+    vec_t *v = &g->bursts[(f + life) % BURST_RING];
+    for (size_t i = 0; i < burst; i++) vec_push(v, make(g, (size_t)bench_range(r, 16, 128), 1));
   }
-  vec_t *dying = &g->alive[f % RING];
+  if (life + CHECK_AHEAD / 2 < BURST_RING) { /* check the bursts dying a few frames from now */
+    vec_t *soon = &g->bursts[(f + (life < 4 ? life : 4)) % BURST_RING];
+    for (size_t i = 0; i < soon->n; i++) check(&soon->v[i]);
+  }
+  vec_t *dying = &g->bursts[f % BURST_RING];
   for (size_t i = 0; i < dying->n; i++) drop(g, dying->v[i], 1);
   dying->n = 0;
 }
@@ -212,20 +240,27 @@ int main(int argc, char **argv) {
   size_t load = (size_t)bench_opt(argc, argv, "--load", 1500000);
   uint64_t frames = (uint64_t)bench_opt(argc, argv, "--frames", 1500);
   uint64_t frame_ns = (uint64_t)bench_opt(argc, argv, "--frame-us", 4000) * 1000;
-  size_t pairs = (size_t)bench_opt(argc, argv, "--pairs", 300);
+  size_t burst = (size_t)bench_opt(argc, argv, "--burst", 4000);
+  uint64_t every = (uint64_t)bench_opt(argc, argv, "--burst-every", 4);
+  uint64_t life = (uint64_t)bench_opt(argc, argv, "--burst-life", 3);
   static game_t g;
+  g.pairs = (size_t)bench_opt(argc, argv, "--pairs", 300);
+  if (life < 1) life = 1;
+  if (life >= BURST_RING) life = BURST_RING - 1;
   g.rng = bench_rng((uint64_t)bench_opt(argc, argv, "--seed", 23));
-  g.alive = bench_nonnull(calloc(RING, sizeof(vec_t)), RING * sizeof(vec_t));
+  for (int i = 0; i < CHECK_AHEAD; i++)
+    g.picked[i] = bench_nonnull(calloc(g.pairs + 1, sizeof(size_t)), (g.pairs + 1) * sizeof(size_t));
   uint64_t *per_frame = bench_nonnull(calloc(frames + 1, 8), (frames + 1) * 8);
 
   uint64_t t0 = bench_now_ns();
-  load_level(&g, load);
+  load_level(&g, load < 2 ? 2 : load);
   uint64_t load_ns = bench_now_ns() - t0;
+  for (uint64_t f = 0; f < CHECK_AHEAD; f++) pick_ahead(&g, f);
 
   uint64_t next = bench_now_ns();
   for (uint64_t f = 0; f < frames; f++) {
     g.frame_ns = 0;
-    frame(&g, f, pairs);
+    frame(&g, f, burst, every, life);
     per_frame[f] = g.frame_ns;
     next += frame_ns;
     uint64_t now = bench_now_ns();
@@ -235,14 +270,13 @@ int main(int argc, char **argv) {
       next = now; /* overran: the next frame starts now, no catching up */
   }
 
-  for (uint64_t f = frames; f < frames + RING; f++) { /* the rest, untimed */
-    vec_t *v = &g.alive[f % RING];
-    for (size_t i = 0; i < v->n; i++) drop(&g, v->v[i], 0);
-    free(v->v);
+  for (size_t i = 0; i < BURST_RING; i++) { /* the rest, untimed */
+    for (size_t k = 0; k < g.bursts[i].n; k++) drop(&g, g.bursts[i].v[k], 0);
+    free(g.bursts[i].v);
   }
-  for (size_t i = 0; i < g.level.n; i++) drop(&g, g.level.v[i], 0);
-  free(g.level.v);
-  free(g.alive);
+  for (size_t i = 0; i < g.heap.n; i++) drop(&g, g.heap.v[i], 0);
+  free(g.heap.v);
+  for (int i = 0; i < CHECK_AHEAD; i++) free(g.picked[i]);
 
   qsort(per_frame, frames, 8, cmp_u64);
   const hist_t *h = &g.calls;

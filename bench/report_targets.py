@@ -14,13 +14,28 @@ docs/performance.md, "Noise").
             <= glibc's time and <= 1.05x the best peer, peak RSS <= 1.1x glibc
   issue 11  thread patterns <= glibc's time, those of small blocks <= 1.10x
             the best peer; minor faults <= 1.2x glibc's; producer/consumer
-            faster than every peer; peak RSS within 1.25x the best peer"""
+            faster than every peer; peak RSS within 1.25x the best peer
+  issue 18  exact tier (SIZECLASS_STATS) against the default tier: micro
+            <= 1.15x, frame-burst <= 1.03x, every threaded benchmark
+            <= 1.10x, python-malloc and the real game (freeciv) <= 1.05x
+  issue 22  the cold-free frame loop (frame-latency): median call <=
+            mimalloc's, p99.99 <= 2x the best peer's, worst frame <= the
+            best peer's; never slower than glibc (sizes-2t-pass,
+            thread-spawn, redis and every other benchmark); the small-block
+            patterns (xthread-larson, stress-8t, lifo-batch, mixed,
+            xthread-prodcons) <= 1.10x the best peer's time and their peak
+            RSS <= 1.25x the best peer's"""
 
 OURS = "libsizeclass"
 EXACT = OURS + "+stats"
 REAL = ("python", "python-malloc", "perl", "sqlite", "freeciv", "redis")
 THREADS_SMALL = ("thread-rounds", "stress-8t", "xthread-larson")  # mostly blocks <= 1 KiB
 THREADS = THREADS_SMALL + ("sizes-2t",)
+# Every benchmark with more than one thread (issue 18's exact-tier target).
+THREADED = ("thread-rounds", "stress-8t", "xthread-larson", "xthread-prodcons", "thread-churn",
+            "sizes-2t", "sizes-2t-pass", "thread-spawn")
+# The patterns issue 22 holds against the best peer.
+GAPS = ("xthread-larson", "stress-8t", "lifo-batch", "mixed", "xthread-prodcons")
 
 
 def ratio(a, b):
@@ -156,5 +171,65 @@ def issue11(sums, peers):
     return out + [""]
 
 
+def issue18(sums):
+    micro, burst, threaded, real = Check(), Check(), Check(), Check()
+    for b, s in sums.items():
+        if OURS not in s or EXACT not in s:
+            continue
+        if b.startswith("micro-"):
+            micro.le(b, s[EXACT].med, s[OURS].med, 1.15)
+        if b == "frame-burst":
+            burst.le(b, s[EXACT].med, s[OURS].med, 1.03)
+        if b in THREADED:
+            threaded.le(b, s[EXACT].med, s[OURS].med, 1.10)
+        if b in ("python-malloc", "freeciv"):
+            real.le(b, s[EXACT].med, s[OURS].med, 1.05)
+    return ["## Targets (issue 18: the exact tier against the default, time ratio)", "",
+            line("micro <= 1.15x", micro.misses, micro.checked),
+            line("frame-burst <= 1.03x", burst.misses, burst.checked),
+            line("every threaded benchmark <= 1.10x", threaded.misses, threaded.checked),
+            line("python-malloc and freeciv <= 1.05x", real.misses, real.checked), ""]
+
+
+def latency_checks(peers, latency):
+    """The cold-free frame loop's three targets (issues 10 and 22)."""
+    lat = Check()
+    ours = latency.get(OURS)
+    lat_peers = {p: latency[p] for p in peers if p in latency}
+    if ours and lat_peers:
+        if "mimalloc" in lat_peers:
+            lat.le("median call vs mimalloc", ours.get("p50_ns"), lat_peers["mimalloc"].get("p50_ns"),
+                   1.0)
+        b9 = min((m["p9999_ns"] for m in lat_peers.values() if "p9999_ns" in m), default=None)
+        lat.le("p99.99 vs best peer", ours.get("p9999_ns"), b9, 2.0)
+        bf = min((m["frame_max_us"] for m in lat_peers.values() if "frame_max_us" in m),
+                 default=None)
+        lat.le("worst frame vs best peer", ours.get("frame_max_us"), bf, 1.0)
+    return lat
+
+
+def issue22(sums, peers, latency):
+    glibc_t, gaps, fat = Check(), Check(), Check()
+    for b, s in sums.items():
+        if OURS not in s:
+            continue
+        if "glibc" in s:
+            glibc_t.le(b, s[OURS].med, s["glibc"].med, 1.0)
+        if b in GAPS:
+            bv, bp = best(s, peers, "med")
+            gaps.le("%s vs %s" % (b, bp), s[OURS].med, bv, 1.10)
+            fat.le(b, s[OURS].rss, best(s, peers, "rss")[0], 1.25)
+    lat = latency_checks(peers, latency)
+    return ["## Targets (issue 22, default tier)", "",
+            line("cold-free frame loop: median call <= mimalloc's, p99.99 <= 2x the best peer's, "
+                 "worst frame <= the best peer's", lat.misses, lat.checked),
+            line("every benchmark <= glibc's time (sizes-2t-pass, thread-spawn and redis among "
+                 "them)", glibc_t.misses, glibc_t.checked),
+            line("xthread-larson, stress-8t, lifo-batch, mixed, xthread-prodcons <= 1.10x the "
+                 "best peer's time", gaps.misses, gaps.checked),
+            line("their peak RSS <= 1.25x the best peer's", fat.misses, fat.checked), ""]
+
+
 def all_targets(sums, peers, latency):
-    return issue4(sums, peers) + issue10(sums, peers, latency) + issue11(sums, peers)
+    return (issue4(sums, peers) + issue10(sums, peers, latency) + issue11(sums, peers) +
+            issue18(sums) + issue22(sums, peers, latency))

@@ -6,12 +6,13 @@
  * random size in 16 B..16 KiB there (so about 94 % of the requests are
  * above 1024 B: under libsizeclass, mostly the system allocator's work
  * behind its own wrapper). The block taken out is checked and freed by
- * this thread, or, one time in 8, passed to the other thread through a
- * bounded single-producer/single-consumer ring (freed here when the ring is
- * full); each thread empties its incoming ring as it goes. Stamps need 16 B,
+ * this thread, or, --pass times in 1000 (default 125: one in 8), passed to
+ * the other thread through a bounded single-producer/single-consumer ring
+ * (freed here when the ring is full); each thread empties its incoming
+ * ring as it goes. Stamps need 16 B,
  * so the smallest request is 16 B rather than 8.
  *
- *   sizes_2t --ops N [--slots S]
+ *   sizes_2t --ops N [--slots S] [--pass P]
  *
  * Every block is checked exactly once before its free; the checksum is the
  * sum of every tag made, whichever thread frees the block. Reports ns per
@@ -43,6 +44,7 @@ typedef struct worker_s {
   pthread_t tid;
   uint64_t seed, ops;
   size_t nslots;
+  unsigned pass; /* permille of the blocks taken out passed to the other thread */
   ring_t *in, *out;
   _Atomic int *done; /* threads that finished their steps */
 } worker_t;
@@ -87,7 +89,7 @@ static void *work(void *arg) {
     size_t k = (size_t)(bench_next(&r) % w->nslots);
     blk_t old = s[k];
     s[k] = make(&r);
-    if (!bench_chance(&r, 125) || !ring_put(w->out, old)) check_free(old);
+    if (!bench_chance(&r, w->pass) || !ring_put(w->out, old)) check_free(old);
     if ((i & 15) == 0) ring_drain(w->in);
   }
   for (size_t i = 0; i < w->nslots; i++) check_free(s[i]);
@@ -107,6 +109,7 @@ int main(int argc, char **argv) {
   bench_init();
   uint64_t ops = (uint64_t)bench_opt(argc, argv, "--ops", 1000000);
   size_t slots = (size_t)bench_opt(argc, argv, "--slots", 1000);
+  unsigned pass = (unsigned)bench_opt(argc, argv, "--pass", 125);
   if (slots < 1) slots = 1;
   static ring_t rings[2];
   _Atomic int done = 0;
@@ -116,6 +119,7 @@ int main(int argc, char **argv) {
     w[t] = (worker_t){.seed = 41 + (uint64_t)t,
                       .ops = ops,
                       .nslots = slots,
+                      .pass = pass,
                       .in = &rings[t],
                       .out = &rings[1 - t],
                       .done = &done};

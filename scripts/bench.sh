@@ -96,6 +96,8 @@ cxx-game|cxx_game||--frames 2000|--frames 200|--frames 30
 frame-latency|frame_latency|--frame-us 4000 --pairs 300|--load 1500000 --frames 1000|--load 300000 --frames 250|--load 20000 --frames 20 --frame-us 1000
 thread-rounds|thread_rounds|--threads 2|--rounds 250|--rounds 50|--rounds 3 --objects 200
 sizes-2t|sizes_2t|--slots 1000|--ops 1000000|--ops 100000|--ops 2000 --slots 100
+sizes-2t-pass|sizes_2t|--slots 1000 --pass 500|--ops 1000000|--ops 100000|--ops 2000 --slots 100
+thread-spawn|thread_spawn||--threads 50000|--threads 5000|--threads 50
 stress-8t|stress_mt|--threads 8 --slots 4096|--ops 250000|--ops 25000|--ops 1000 --slots 256
 python|real||300000|30000|2000
 python-malloc|real||300000|30000|2000
