@@ -4,8 +4,10 @@
 # (default, and exact statistics: SIZECLASS_STATS=/dev/null), counted by
 # valgrind --tool=callgrind (deterministic: the same count on a busy or an
 # idle machine), on a LIFO and a random-order pattern. `make bench-instr`
-# calls it after building. Issue 10's targets are checked and printed as
-# holds/missed: default tier <= mimalloc's net count, exact tier <= 1.3x.
+# calls it after building. The targets of issues 18 and 10 are checked and
+# printed as holds/missed: default tier <= its figure before the shared
+# feature test + 4 and <= mimalloc's net count; exact tier <= 1.3x the
+# default tier and <= 1.3x mimalloc's.
 #
 # For each allocator and workload, micro runs twice under callgrind: with
 # PAIRS pairs per class and with 0 pairs. The difference divided by the
@@ -130,6 +132,33 @@ mkdir -p "$OUT"
       printf ' %s | %s |' "${NET[$label,$wl]:-FAIL}" "${RAW[$label,$wl]:-FAIL}"
     done
     echo
+  done
+  echo
+  echo "Targets (issue 18), net instructions per pair: the default tier at most 4 over its"
+  echo "figures before the shared feature test (66.0 LIFO, 68.8 random), the exact tier"
+  echo "within 1.3x the default tier:"
+  for w in "${WORKLOADS[@]}"; do
+    wl=${w%%|*}
+    ours=${NET[libsizeclass,$wl]:-}
+    exact=${NET[$EXACT,$wl]:-}
+    before=66.0
+    [ "$wl" = "${WORKLOADS[1]%%|*}" ] && before=68.8
+    if [ -n "$ours" ]; then
+      limit=$(awk -v b="$before" 'BEGIN { printf "%.1f", b + 4 }')
+      if awk -v a="$ours" -v l="$limit" 'BEGIN { exit !(a <= l) }'; then
+        echo "- default tier <= $limit, $wl: holds ($ours)"
+      else
+        echo "- default tier <= $limit, $wl: **missed** ($ours)"
+      fi
+    fi
+    if [ -n "$ours" ] && [ -n "$exact" ]; then
+      r=$(awk -v a="$exact" -v b="$ours" 'BEGIN { printf "%.3f", a / b }')
+      if awk -v r="$r" 'BEGIN { exit !(r <= 1.3) }'; then
+        echo "- exact tier <= 1.3x the default, $wl: holds ($exact vs $ours: ${r}x)"
+      else
+        echo "- exact tier <= 1.3x the default, $wl: **missed** ($exact vs $ours: ${r}x)"
+      fi
+    fi
   done
   echo
   echo "Targets (issue 10), net instructions per pair against mimalloc's:"

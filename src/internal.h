@@ -212,7 +212,8 @@ typedef struct sc_purge_state_s {
  * SC_NOT_AN_ARENA; so is self while a feature must see every local free. */
 typedef struct sc_thread_s {
   sc_page_t *current[SC_BUCKETS];
-  int64_t sample_left; /* mallocs until the features' path must see one */
+  int64_t sample_left;  /* mallocs until the features' path must see one */
+  int64_t sampled_left; /* while every malloc is seen: those until a sample */
   sc_arena_t *self;
   sc_arena_t *arena; /* the thread's arena, NULL before it has one */
 } sc_thread_t;

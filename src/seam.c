@@ -36,12 +36,12 @@ bool sc__req_arrays;
 /* Per thread: calls until each sampled feature's next sample, and the value
  * the running countdown started from (the calls it covers). The running
  * countdown is the fast path's `sample_left` while only sampled features
- * are on, and `sampled_left` here while a feature sees every malloc. */
+ * are on, and the thread's `sampled_left` while a feature sees every
+ * malloc. */
 typedef struct {
   int64_t sites_left;
   int64_t guard_left;
   int64_t armed;
-  int64_t sampled_left;
   bool drawn;
 } sampling_t;
 
@@ -90,7 +90,7 @@ int64_t sc__seam_countdown_start(void) {
     sampling_first(s, f);
     s->armed = sampling_next(s, f);
     if ((f & SC_FEATURES_EVERY_MALLOC) == 0) return s->armed;
-    s->sampled_left = s->armed;
+    sc__thread.sampled_left = s->armed;
   }
   return (f & SC_FEATURES_EVERY_MALLOC) != 0 ? 0 : INT64_MAX;
 }
@@ -99,8 +99,8 @@ int64_t sc__seam_countdown_start(void) {
  * features' countdown: the features due now (0 mostly). */
 static sc_always_inline uint32_t sampling_tick(uint32_t f) {
   if ((f & SC_FEATURES_SAMPLED) == 0) return 0;
-  if (sc_likely(--sampling.sampled_left > 0)) return 0;
-  return sampling_fire(&sampling.sampled_left);
+  if (sc_likely(!sc__countdown(&sc__thread.sampled_left))) return 0;
+  return sampling_fire(&sc__thread.sampled_left);
 }
 
 /* ---- the hooks: each feature's work, in one place ------------------------- */
@@ -371,9 +371,11 @@ static sc_noinline void *exact_refill(size_t n, size_t g, sc_page_t *page, uint3
   return b;
 }
 
-/** With exact statistics, a sample is due: serve it (a guarded block is
- * not in the classes' counts; a recorded site is). */
+/** With exact statistics, a sample is due (`due`, or 0: the countdown
+ * just ran out, draw it): serve it (a guarded block is not in the
+ * classes' counts; a recorded site is). */
 static sc_noinline void *exact_due(size_t n, size_t g, sc_page_t *page, uint32_t due) {
+  if (due == 0) due = sampling_fire(&sc__thread.sampled_left);
   if (sc__thread.arena == NULL) return exact_refill(n, g, page, 0);
   void *guard = guarded(due, sc__class_of_granule[g], n, align_of(n, g));
   if (guard != NULL) return guard;
@@ -386,22 +388,25 @@ static sc_noinline void *exact_due(size_t n, size_t g, sc_page_t *page, uint32_t
   return b;
 }
 
-/** malloc with exact statistics alone: the countdown sends every call
- * here, with the thread's current page of granule g. The block is taken
- * as the fast path takes it and accounted inline. */
-static void *malloc_exact(size_t n, size_t g, sc_page_t *page) {
-  uint8_t *map = page->map; /* read before the map byte is written */
+/** malloc with exact statistics: the countdown sends every call here,
+ * with the thread's current page of granule g. The block is taken as the
+ * fast path takes it and accounted inline; with sampled features
+ * (`sampled`), their own countdown comes first. */
+static sc_always_inline void *exact_malloc_with(size_t n, size_t g, sc_page_t *page, bool sampled) {
+  if (sampled && sc_unlikely(sc__countdown(&sc__thread.sampled_left)))
+    return exact_due(n, g, page, 0); /* it draws the next sample */
+  uint8_t *map = page->map;          /* read before the map byte is written */
   size_t i;
   sc_block_t *b = sc__page_take_at(page, true, &i);
   if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, 0);
   return sc__exact_alloc(page->arena, page, b, map, i, g, page->class_idx, n);
 }
 
-/** The same with sampled features: their countdown first. */
+static void *malloc_exact(size_t n, size_t g, sc_page_t *page) {
+  return exact_malloc_with(n, g, page, false);
+}
 static void *malloc_exact_sampled(size_t n, size_t g, sc_page_t *page) {
-  uint32_t due = sampling_tick(SC_FEATURES_SAMPLED);
-  if (sc_unlikely(due != 0)) return exact_due(n, g, page, due);
-  return malloc_exact(n, g, page);
+  return exact_malloc_with(n, g, page, true);
 }
 
 /** free of a class block with exact statistics (and sampled features) on:
