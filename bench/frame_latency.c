@@ -108,10 +108,10 @@ typedef struct game_s {
   hist_t calls;
   uint64_t frame_ns; /* allocator time of the current frame */
   uint64_t next_tag;
-  vec_t heap;                    /* the live blocks replacements pick from */
-  size_t *picked[CHECK_AHEAD];   /* heap slots to replace, per frame ahead */
-  size_t pairs;                  /* replacements per frame */
-  vec_t bursts[BURST_RING];      /* burst blocks, by the frame they die in */
+  vec_t heap;                  /* the live blocks replacements pick from */
+  size_t *picked[CHECK_AHEAD]; /* heap slots to replace, per frame ahead */
+  size_t pairs;                /* replacements per frame */
+  vec_t bursts[BURST_RING];    /* burst blocks, by the frame they die in */
 } game_t;
 
 static void vec_push(vec_t *v, blk_t b) {
@@ -249,7 +249,8 @@ int main(int argc, char **argv) {
   if (life >= BURST_RING) life = BURST_RING - 1;
   g.rng = bench_rng((uint64_t)bench_opt(argc, argv, "--seed", 23));
   for (int i = 0; i < CHECK_AHEAD; i++)
-    g.picked[i] = bench_nonnull(calloc(g.pairs + 1, sizeof(size_t)), (g.pairs + 1) * sizeof(size_t));
+    g.picked[i] =
+        bench_nonnull(calloc(g.pairs + 1, sizeof(size_t)), (g.pairs + 1) * sizeof(size_t));
   uint64_t *per_frame = bench_nonnull(calloc(frames + 1, 8), (frames + 1) * 8);
 
   uint64_t t0 = bench_now_ns();

@@ -29,12 +29,14 @@ typedef struct lane_s {
 typedef struct task_s {
   lane_t *lane;
   uint64_t tag;
+  uint64_t ordinal; /* threads of the lane before this one */
 } task_t;
 
 static void *one_thread(void *arg) {
   task_t *t = arg;
   lane_t *l = t->lane;
   void *p = bench_nonnull(malloc(l->size), l->size);
+  bench_stamped = t->ordinal; /* count stamps along the lane (BENCH_CORRUPT) */
   bench_stamp(p, l->size, t->tag);
   if (l->slot != NULL) {
     bench_check(l->slot, l->size, l->slot_tag);
@@ -42,13 +44,14 @@ static void *one_thread(void *arg) {
   }
   l->slot = p;
   l->slot_tag = t->tag;
+  bench_thread_done();
   return NULL;
 }
 
 static void *run_lane(void *arg) {
   lane_t *l = arg;
   for (uint64_t i = 0; i < l->threads; i++) {
-    task_t t = {l, bench_mix(l->seed + i)};
+    task_t t = {l, bench_mix(l->seed + i), i};
     pthread_t tid;
     if (pthread_create(&tid, NULL, one_thread, &t) != 0) {
       fprintf(stderr, "thread_spawn: pthread_create failed\n");

@@ -98,7 +98,7 @@ static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigne
   page->free = sc__list_end(page);
   page->arena = a;
   page->allocs = 0;
-  page->map = sc__segment_record(seg, page->index); /* all FREE: every block came back */
+  page->map = sc__segment_map_take(seg, page->index, c); /* all FREE */
   page->fresh_end = start;
   page->block_mask = (uint16_t)((1u << shift) - 1);
   page->class_idx = (uint8_t)c;

@@ -121,6 +121,15 @@ static inline size_t sc__map_index(uintptr_t p, unsigned shift) {
 /* A segment: SC_SEGMENT_SIZE bytes aligned to their size, owned by one
  * arena. Its first sc__meta_pages pages hold this header and the pages'
  * records (block maps, requested sizes); the rest are data pages. */
+/* One 4 KiB page of a segment's map area, without requested sizes: it
+ * holds the block maps of up to 2^c pages of one class c (a page of class
+ * c has 4096 >> c blocks), so that a page of large blocks does not keep a
+ * whole OS page of map resident. */
+typedef struct sc_map_page_s {
+  uint64_t used; /* chunks handed out, one bit each */
+  uint8_t cls;   /* class + 1 it serves; 0: none */
+} sc_map_page_t;
+
 typedef struct sc_segment_s {
   /* Page 0 holds metadata, never blocks: the segment's own fields live in
    * its descriptor's place, so that the descriptor of page i is at byte
@@ -135,6 +144,7 @@ typedef struct sc_segment_s {
     };
     sc_page_t pages[SC_PAGES_PER_SEGMENT];
   };
+  sc_map_page_t map_pages[SC_PAGES_PER_SEGMENT]; /* without requested sizes */
 } sc_segment_t;
 
 /* Per-arena, per-class counters that every configuration keeps. Only the
@@ -345,8 +355,15 @@ sc_segment_t *sc__segment_new(sc_arena_t *arena);
 /** Unregister and unmap a segment none of whose pages is in use; takes the
  * segment lock, so a walk of other arenas' pages never meets it unmapped. */
 void sc__segment_free(sc_segment_t *seg);
-/** The record of data page `index` of seg: its block map, then (when
- * kept) its requested sizes; zero until its blocks are handed out. */
+/** The block map for data page `index` of seg about to serve class c
+ * (all FREE): with requested sizes, the page's own record (its map, then
+ * its sizes); without, a chunk of a map page shared with pages of c. */
+uint8_t *sc__segment_map_take(sc_segment_t *seg, unsigned index, unsigned c);
+/** Page `index` of seg, of class c, stops serving it: its map (all FREE)
+ * goes back. */
+void sc__segment_map_give(sc_segment_t *seg, unsigned index, unsigned c, uint8_t *map);
+/** The record of data page `index` of seg while requested sizes are kept
+ * (its map and sizes: purge returns them with the page). */
 uint8_t *sc__segment_record(sc_segment_t *seg, unsigned index);
 /** Call fn on every active page of arena a. Takes the segment lock unless
  * `unlocked` (a dump that must not block: then it waits a bounded time and

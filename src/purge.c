@@ -123,6 +123,7 @@ static void spare_remove(sc_arena_t *a, sc_page_t *p) {
  * totals (statistics stay exact), and it leaves the class and segment counts. */
 static void deactivate(sc_arena_t *a, sc_page_t *p) {
   sc_class_counts_t *k = &a->counts[p->class_idx];
+  sc__segment_map_give(sc__segment_of((uintptr_t)p), p->index, p->class_idx, p->map);
   k->pages--;
   k->retired_allocs += p->allocs;
   k->retired_fresh += sc__page_fresh(p);
@@ -211,12 +212,12 @@ typedef struct {
 
 static size_t round_os(size_t n) { return (n + SC_OS_PAGE - 1) & ~(size_t)(SC_OS_PAGE - 1); }
 
-/** Bytes of p and of its record (block map, requested sizes) that blocks
- * ever touched. */
+/** Bytes of p (and of its record: map and requested sizes, when kept)
+ * that blocks ever touched. */
 static size_t touched_bytes(const sc_page_t *p) {
   size_t fresh = sc__page_fresh(p);
-  size_t req = sc__req_arrays ? round_os(fresh * sizeof(uint16_t)) : 0;
-  return round_os(fresh << p->shift) + round_os(fresh) + req;
+  size_t record = sc__req_arrays ? round_os(fresh) + round_os(fresh * sizeof(uint16_t)) : 0;
+  return round_os(fresh << p->shift) + record;
 }
 
 /** Unmap seg, none of whose pages is active: its pages leave the spare
@@ -250,8 +251,10 @@ static size_t batch_flush(sc_arena_t *a, batch_t *b) {
     sc_segment_t *seg = sc__segment_of((uintptr_t)b->p[i]);
     size_t run = j - i;
     bool ok = sc__os_purge(sc__page_start(b->p[i]), run * SC_PAGE_SIZE);
-    /* Records of adjacent pages are adjacent too; every map byte is FREE. */
-    sc__os_purge(sc__segment_record(seg, b->p[i]->index), run * sc__page_record_bytes);
+    /* With requested sizes, records of adjacent pages are adjacent too
+     * (their maps are all FREE); without, maps are shared and stay. */
+    if (sc__req_arrays)
+      sc__os_purge(sc__segment_record(seg, b->p[i]->index), run * sc__page_record_bytes);
     for (unsigned k = i; k < j; k++) {
       sc_page_t *p = b->p[k];
       if (ok) bytes += touched_bytes(p);

@@ -92,6 +92,38 @@ uint8_t *sc__segment_record(sc_segment_t *seg, unsigned index) {
   return base + (size_t)(index - sc__meta_pages) * sc__page_record_bytes;
 }
 
+uint8_t *sc__segment_map_take(sc_segment_t *seg, unsigned index, unsigned c) {
+  if (sc__req_arrays) return sc__segment_record(seg, index);
+  uint8_t *area = (uint8_t *)seg + SC_HEADER_BYTES;
+  unsigned chunks = 1u << c; /* per map page */
+  uint64_t full = chunks == 64 ? ~(uint64_t)0 : ((uint64_t)1 << chunks) - 1;
+  unsigned n = SC_PAGES_PER_SEGMENT - sc__meta_pages, spare = n;
+  for (unsigned m = 0; m < n; m++) {
+    sc_map_page_t *mp = &seg->map_pages[m];
+    if (mp->cls == 0 && spare == n) spare = m;
+    if (mp->cls != c + 1 || mp->used == full) continue;
+    unsigned k = (unsigned)__builtin_ctzll(~mp->used);
+    mp->used |= (uint64_t)1 << k;
+    return area + (size_t)m * SC_MAP_BYTES_PER_PAGE +
+           ((size_t)k << (SC_PAGE_SHIFT - SC_MIN_SHIFT - c));
+  }
+  /* A map page of its own for c: there is always one, a page of 16 B
+   * blocks filling a whole one. */
+  seg->map_pages[spare].cls = (uint8_t)(c + 1);
+  seg->map_pages[spare].used = 1;
+  return area + (size_t)spare * SC_MAP_BYTES_PER_PAGE;
+}
+
+void sc__segment_map_give(sc_segment_t *seg, unsigned index, unsigned c, uint8_t *map) {
+  (void)index;
+  if (sc__req_arrays) return;
+  size_t offset = (size_t)(map - ((uint8_t *)seg + SC_HEADER_BYTES));
+  sc_map_page_t *mp = &seg->map_pages[offset / SC_MAP_BYTES_PER_PAGE];
+  unsigned k = (unsigned)((offset % SC_MAP_BYTES_PER_PAGE) >> (SC_PAGE_SHIFT - SC_MIN_SHIFT - c));
+  mp->used &= ~((uint64_t)1 << k);
+  if (mp->used == 0) mp->cls = 0;
+}
+
 bool sc__segment_walk(sc_arena_t *a, void (*fn)(const sc_page_t *, void *), void *ctx,
                       bool unlocked) {
   /* Unlocked (a dump that must not block): wait a bounded time; if the lock

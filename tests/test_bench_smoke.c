@@ -17,11 +17,13 @@
 
 /** Every benchmark the runner knows; suite_is_covered keeps this in sync. */
 static const char *const benches[] = {
-    "frame-burst",    "micro-lifo-1",   "micro-lifo-100",  "micro-lifo-10k",   "micro-lifo-100k",
-    "micro-rand-100", "micro-rand-10k", "micro-rand-100k", "xthread-prodcons", "xthread-larson",
-    "mixed",          "thread-churn",   "lifo-batch",      "random-replace",   "cxx-game",
-    "frame-latency",  "thread-rounds",  "sizes-2t",        "stress-8t",        "python",
-    "python-malloc",  "perl",           "sqlite",          "freeciv",          "redis",
+    "frame-burst",      "micro-lifo-1",   "micro-lifo-100", "micro-lifo-10k",
+    "micro-lifo-100k",  "micro-rand-100", "micro-rand-10k", "micro-rand-100k",
+    "xthread-prodcons", "xthread-larson", "mixed",          "thread-churn",
+    "lifo-batch",       "random-replace", "cxx-game",       "frame-latency",
+    "thread-rounds",    "sizes-2t",       "sizes-2t-pass",  "thread-spawn",
+    "stress-8t",        "python",         "python-malloc",  "perl",
+    "sqlite",           "freeciv",        "redis",
 };
 #define NBENCH (sizeof(benches) / sizeof(benches[0]))
 
@@ -103,6 +105,8 @@ Test(bench_smoke, cxx_game, .timeout = 120) { smoke("cxx-game"); }
 Test(bench_smoke, frame_latency, .timeout = 120) { smoke("frame-latency"); }
 Test(bench_smoke, thread_rounds, .timeout = 120) { smoke("thread-rounds"); }
 Test(bench_smoke, sizes_2t, .timeout = 120) { smoke("sizes-2t"); }
+Test(bench_smoke, sizes_2t_pass, .timeout = 120) { smoke("sizes-2t-pass"); }
+Test(bench_smoke, thread_spawn, .timeout = 120) { smoke("thread-spawn"); }
 Test(bench_smoke, stress_8t, .timeout = 120) { smoke("stress-8t"); }
 Test(bench_smoke, freeciv, .timeout = 120) { smoke("freeciv"); }
 Test(bench_smoke, redis, .timeout = 120) { smoke("redis"); }
@@ -230,6 +234,10 @@ Test(bench_verify, thread_rounds_detects_corruption) {
   corrupt("thread_rounds", "--rounds 2 --objects 50");
 }
 Test(bench_verify, sizes_2t_detects_corruption) { corrupt("sizes_2t", "--ops 500 --slots 20"); }
+Test(bench_verify, sizes_2t_pass_detects_corruption) {
+  corrupt("sizes_2t", "--ops 500 --slots 20 --pass 500");
+}
+Test(bench_verify, thread_spawn_detects_corruption) { corrupt("thread_spawn", "--threads 20"); }
 Test(bench_verify, stress_mt_detects_corruption) {
   corrupt("stress_mt", "--ops 300 --threads 4 --slots 16");
 }
