@@ -366,11 +366,11 @@ static void thread_bind(sc_arena_t *a) {
   t->arena = a;
   t->self = SC_NOT_AN_ARENA;
   t->sample_left = INT64_MAX;
-  for (size_t g = 0; g < SC_BUCKETS; g++) t->current[g] = &sc__empty_page;
+  for (size_t g = 0; g < SC_BUCKETS; g++)
+    t->current[g] = a != NULL ? a->current[sc__class_of_granule[g]] : &sc__empty_page;
   if (a == NULL) return;
   a->bound = 1;
   a->thread = t;
-  for (unsigned c = 0; c < SC_CLASSES; c++) sc__thread_set_class(t, c, a->current[c]);
   /* A feature that sees every free: self is one past the arena, which no
    * page's owner equals (the features' free finds the arena from it). */
   t->self = (sc__features & SC_FEATURES_SEE_FREES) ? (sc_arena_t *)((uintptr_t)a + 1) : a;
