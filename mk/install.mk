@@ -4,8 +4,10 @@
 # Installs: libsizeclass.so.$(VERSION) (soname libsizeclass.so.$(SOMAJOR)) with the
 # libsizeclass.so.$(SOMAJOR) and libsizeclass.so links, libsizeclass.a, the public headers,
 # sizeclass.pc for pkg-config, the CMake package ($(LIBDIR)/cmake/sizeclass: config, version
-# file and targets sizeclass::sizeclass and sizeclass::static), the sizeclass-run wrapper, and
-# the man pages of man/ (other names of a page's functions are symbolic links to it).
+# file and targets sizeclass::sizeclass and sizeclass::static), the sizeclass-run wrapper, the
+# sizeclass-report tool (Python 3, standard library only: the report as a page, as text, and
+# budgets) and the man pages of man/ (other names of a page's functions are symbolic links to
+# it).
 # DESTDIR stages the tree (packaging, `make deb`): paths written into sizeclass.pc and
 # sizeclass-run are the final ones, without DESTDIR; the CMake files find everything
 # relative to themselves. Directories are created as needed and never removed. After
@@ -51,6 +53,7 @@ INSTALLED_FILES := $(DESTDIR)$(LIBDIR)/$(INSTALL_SO) \
                    $(DESTDIR)$(PKGCONFIGDIR)/sizeclass.pc \
                    $(addprefix $(DESTDIR)$(CMAKEDIR)/,$(CMAKE_FILES)) \
                    $(DESTDIR)$(BINDIR)/sizeclass-run \
+                   $(DESTDIR)$(BINDIR)/sizeclass-report \
                    $(MAN_FILES)
 
 # The CMake files reach the libraries and headers by relative paths, and the
@@ -81,6 +84,7 @@ install: lib install-man install-cmake
 	sed -e 's|@SC_LIBDIR@|$(LIBDIR)|' -e 's|@SC_SOMAJOR@|$(SOMAJOR)|' \
 	  scripts/sizeclass-run > $(DESTDIR)$(BINDIR)/sizeclass-run
 	chmod 755 $(DESTDIR)$(BINDIR)/sizeclass-run
+	install -m 755 scripts/sizeclass-report $(DESTDIR)$(BINDIR)/sizeclass-report
 
 install-cmake:
 	install -d $(DESTDIR)$(CMAKEDIR)

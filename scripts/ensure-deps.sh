@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ensure-deps.sh WHAT — install the Debian packages WHAT needs, only when
-# missing. WHAT: test | bench | plot | fuzz | real | tidy | deb. Runs apt-get as root
+# missing. WHAT: test | bench | plot | report | fuzz | real | tidy | deb. Runs apt-get as root
 # (CI and the dev machines are root); elsewhere prints what to install.
 set -euo pipefail
 
@@ -20,7 +20,8 @@ case "${1:-test}" in
     want libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 sqlite3 python3 valgrind \
       freeciv-server redis-server redis-tools
     ;;
-  plot) want python3-matplotlib ;;
+  plot) want python3-matplotlib ;; # bench.sh's chart (bench/report.py), optional
+  report) want chromium fonts-dejavu-core python3 ;; # make test-report: the page in a browser
   fuzz) want clang libclang-rt-14-dev ;;
   real) want libpython3.11-testsuite libglib2.0-tests ;;
   tidy) want clang-tidy ;;

@@ -57,7 +57,7 @@ take() {
 }
 
 take $lib_pkg $libdir/libsizeclass.so.$VERSION $libdir/libsizeclass.so.$SOMAJOR \
-  /usr/bin/sizeclass-run /usr/share/man/man1 /usr/share/man/man7
+  /usr/bin/sizeclass-run /usr/bin/sizeclass-report /usr/share/man/man1 /usr/share/man/man7
 take $dev_pkg /usr/include $libdir/libsizeclass.a $libdir/libsizeclass.so $libdir/pkgconfig \
   $libdir/cmake /usr/share/man/man3
 left=$(find "$stage" -type f -o -type l)
@@ -94,7 +94,9 @@ for pkg in $lib_pkg $dev_pkg; do
   find "$root" -type d -exec chmod 755 {} +
   find "$root" -type f -exec chmod 644 {} +
 done
-chmod 755 "$out/$lib_pkg/usr/bin/sizeclass-run"
+chmod 755 "$out/$lib_pkg/usr/bin/sizeclass-run" "$out/$lib_pkg/usr/bin/sizeclass-report"
+# The report tool is a Python 3 script: the installed one names Debian's python3.
+sed -i '1s|^#!/usr/bin/env python3$|#!/usr/bin/python3|' "$out/$lib_pkg/usr/bin/sizeclass-report"
 
 # The exported symbols must be those of the symbols file.
 want=$(sed -n 's/^ \([^@ ]*\)@Base .*/\1/p' $src/libsizeclass.symbols.in | sort)
@@ -125,7 +127,7 @@ for pkg in $lib_pkg $dev_pkg; do
   size=$(du -k -s --exclude=DEBIAN "$root" | cut -f1)
   sed -e "s|@VERSION@|$VERSION|g" -e "s|@SOMAJOR@|$SOMAJOR|g" -e "s|@ARCH@|$arch|g" \
     -e "s|@MAINTAINER@|$maintainer|g" -e "s|@INSTALLED_SIZE@|$size|g" \
-    -e "s|@SHLIBS_DEPENDS@|$shlibs|g" $src/$tmpl > "$root/DEBIAN/control"
+    -e "s|@SHLIBS_DEPENDS@|$shlibs, python3|g" $src/$tmpl > "$root/DEBIAN/control"
   (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z \
     | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
   chmod 644 "$root"/DEBIAN/*

@@ -7,7 +7,8 @@
 #   2. apt-get installs both packages from their files;
 #   3. a program that knows nothing of the library, run through the installed
 #      `sizeclass-run --stats`, gets libsizeclass's malloc and its report;
-#      `--stats=FILE.json` writes a JSON report python3 parses;
+#      `--stats=FILE.json` writes a JSON report python3 parses, which the
+#      installed sizeclass-report renders and compares; `--html` makes a page;
 #   4. examples/hello builds against the installed files through pkg-config
 #      and through CMake (find_package, both targets) and finds its malloc
 #      is ours; ldconfig knows the soname; the man pages are installed;
@@ -113,6 +114,17 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 cls = [c for c in doc["classes"] if c["size"] == 32][0]
 sys.exit(0 if cls["allocs"] == 10000 else 1)' "${json:-/nonexistent}"
+check "sizeclass-report is on PATH and runs Debian's python3" \
+  sh -c '[ "$(command -v sizeclass-report)" = /usr/bin/sizeclass-report ] &&
+         [ "$(head -n 1 /usr/bin/sizeclass-report)" = "#!/usr/bin/python3" ]'
+check "sizeclass-report html renders that report" \
+  sh -c "sizeclass-report html '${json:-/nonexistent}' -o '$tmp/report.html' &&
+         grep -q '<section id=\"classes\">' '$tmp/report.html'"
+check "sizeclass-report diff passes a budget the same report meets" \
+  sh -c "sizeclass-report diff '${json:-/nonexistent}' '${json:-/nonexistent}' \
+         --fail-if 'peak_bytes>+10%' > /dev/null"
+/usr/bin/sizeclass-run --html "$tmp/run.html" "$tmp/plain" > /dev/null 2>&1
+check "sizeclass-run --html writes the page" grep -q '<section id="timeline">' "$tmp/run.html"
 
 # ---- 4. building against the installed files ----------------------------------
 check "pkg-config --modversion sizeclass is $VERSION" \
@@ -136,7 +148,8 @@ else
 fi
 # Man pages: in the packages' file lists; on disk and clean unless dpkg is
 # told to leave /usr/share/man out (minimal container images).
-for page in man7/sizeclass.7.gz man1/sizeclass-run.1.gz man3/sc_malloc.3.gz man3/sc_free.3.gz; do
+for page in man7/sizeclass.7.gz man1/sizeclass-run.1.gz man1/sizeclass-report.1.gz \
+  man3/sc_malloc.3.gz man3/sc_free.3.gz; do
   f=/usr/share/man/$page
   if ! grep -qx "$f" "$tmp/files"; then
     fail "$f is in a package"

@@ -180,7 +180,7 @@ static const sc_em_col_t site_cols[] = {
     {"allocs", NULL, 0, 0},       {"live_blocks", NULL, 0, 0},
     {"wasted_bytes", NULL, 0, 0}, {"requested_bytes", NULL, 0, 0},
     {"samples", NULL, 0, 0},      {"sampled", NULL, 0, 0},
-    {"top", NULL, 0, 0},
+    {"top", NULL, 0, 0},          {"id", NULL, 0, 0},
 };
 
 static const sc_em_table_t site_table = {
@@ -209,6 +209,7 @@ static void site_row(const void *ctx, unsigned r, sc_ev_t *v) {
   v[8] = sc__ev(SC_EV_COUNT, load(&s->samples));
   v[9] = sc__ev_bool(w->sampled);
   v[10] = sc__ev_strs(w->tops, ntops);
+  v[11] = sc__ev(SC_EV_COUNT, p->id); /* the text rankings' tie-break (rank) */
 }
 
 /* ---- text --------------------------------------------------------------------------------------

@@ -146,6 +146,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
 
   char *listing = files_under(tmp);
   cr_assert_str_eq(listing,
+                   "./bin/sizeclass-report\n"
                    "./bin/sizeclass-run\n"
                    "./include/sizeclass.h\n"
                    "./include/sizeclass_pool.h\n"
@@ -157,6 +158,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
                    "./lib/libsizeclass.so.0\n"
                    "./lib/libsizeclass.so.0.1.0\n"
                    "./lib/pkgconfig/sizeclass.pc\n"
+                   "./share/man/man1/sizeclass-report.1\n"
                    "./share/man/man1/sizeclass-run.1\n"
                    "./share/man/man3/sc_calloc.3\n"
                    "./share/man/man3/sc_class_size.3\n"
@@ -186,7 +188,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
   char *th = sh_ok(
       "find '%s/share/man' -type f -exec grep -h '^\\.TH' {} + | grep -c '\"libsizeclass 0.1.0\"'",
       tmp);
-  cr_assert_str_eq(th, "5\n", "the five pages carry the version: %s", th);
+  cr_assert_str_eq(th, "6\n", "the six pages carry the version: %s", th);
   free(th);
   snprintf(path, sizeof(path), "%s/share/man/man3/sc_free.3", tmp);
   cr_assert(is_link_to(path, "sc_malloc.3"));
@@ -259,6 +261,16 @@ Test(install, wrapper_preloads_and_sets_the_stats_variables) {
   out = sh_ok("%s '%s/bin/sizeclass-run' --json '%s/plain' 2>/dev/null", clean, tmp, tmp);
   cr_assert_str_eq(out, "usable 64 stats 1 format json preload yes args\n",
                    "--json implies --stats");
+  free(out);
+
+  /* --html: the JSON report of the program, rendered by the installed sizeclass-report. */
+  out = sh_ok("%s '%s/bin/sizeclass-run' --html '%s/page.html' '%s/plain' 2>/dev/null", clean, tmp,
+              tmp, tmp);
+  cr_assert_eq(strncmp(out, "usable 64 stats ", 16), 0, "%s", out);
+  cr_assert_not_null(strstr(out, ".json format json preload yes args\n"), "%s", out);
+  free(out);
+  out = sh_ok("grep -c '<section id=\"classes\">' '%s/page.html'", tmp);
+  cr_assert_str_eq(out, "1\n", "the page of the run");
   free(out);
 
   int status;

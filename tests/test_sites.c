@@ -380,31 +380,6 @@ Test(sites, the_library_code_is_recognised) {
   cr_expect(!sc__unwind_is_ours((uintptr_t)&strlen + 4));
 }
 
-/* scripts/sc-plot draws two more rows for a report with a frame timeline
- * and sites (the picture grows from 9 to 18 inches at 90 dpi). */
-Test(sites, sc_plot_draws_the_timeline_and_the_sites, .timeout = 300) {
-  sp_run_t r;
-  const char *env[] = {"SIZECLASS_SITES=1", "SIZECLASS_STATS=%J", NULL};
-  sp_run(&r, false, "frames", NULL, env);
-  cr_assert_eq(r.rc, 0);
-  int rc;
-  char *out = pr_sh(&rc, 280,
-                    "scripts/sc-plot '%s' '%s.png' && /usr/bin/python3 -c \"import struct,sys; "
-                    "d=open(sys.argv[1],'rb').read(); print('size', *struct.unpack('>II', "
-                    "d[16:24]))\" '%s.png'",
-                    r.json_path, r.json_path, r.json_path);
-  cr_assert_not_null(out);
-  cr_assert_eq(rc, 0, "%s", out);
-  unsigned w = 0, h = 0;
-  const char *size = strstr(out, "size ");
-  cr_assert_not_null(size, "%s", out);
-  cr_assert_eq(sscanf(size, "size %u %u", &w, &h), 2);
-  cr_expect_eq(w, 1170);
-  cr_expect_eq(h, 1620, "two extra rows: %u px", h);
-  free(out);
-  sp_free(&r);
-}
-
 /* Guard pages (SIZECLASS_GUARD) name the sites of a block's allocation and
  * free in their use-after-free report when sites are recorded. */
 Test(sites, guard_pages_name_the_sites) {
