@@ -80,7 +80,7 @@ static uint16_t *req_slot(const sc_page_t *page, const void *p) {
 static void check_slack(const uint8_t *p, size_t size, size_t req) {
   if (sc_unlikely(req > size)) req = size; /* never: requests fit their class */
   size_t at = sc__diag_first_changed(p + req, size - req, SLACK_BYTE);
-  if (sc_unlikely(at != size - req)) report(NULL, req, p, size, req + at);
+  if (sc_unlikely(at != size - req)) report("", req, p, size, req + at);
 }
 
 /** Abort when freed block b (size bytes) was written since it was
