@@ -294,3 +294,27 @@ Test(docs, the_version_is_the_same_everywhere) {
   free(changelog);
   cr_expect_eq(strspn(somajor, "0123456789"), strlen(somajor), "SOMAJOR %s", somajor);
 }
+
+/* ---- the licence ------------------------------------------------------------- */
+
+/* MIT, the same holders everywhere the licence is stated. */
+Test(docs, the_licence_is_mit_everywhere) {
+  char *license = slurp("LICENSE");
+  cr_expect(strncmp(license, "MIT License\n\nCopyright (c) 2026 The libsizeclass authors\n", 56) ==
+                0,
+            "LICENSE: %.80s", license);
+  cr_expect_not_null(strstr(license, "Permission is hereby granted, free of charge"));
+  free(license);
+  char *copyright = slurp("packaging/debian/copyright");
+  cr_expect_not_null(strstr(copyright, "\nFiles: *\nCopyright: 2026 The libsizeclass authors\n"
+                                       "License: MIT\n"),
+                     "%s", copyright);
+  cr_expect_not_null(strstr(copyright, "\nLicense: MIT\n Permission is hereby granted"));
+  free(copyright);
+  char *pc = slurp("sizeclass.pc.in");
+  cr_expect_not_null(strstr(pc, "\nLicense: MIT\n"), "%s", pc);
+  free(pc);
+  char *readme = slurp("README.md");
+  cr_expect_not_null(strstr(readme, "\n## Licence\n\nMIT: see [LICENSE](LICENSE)."));
+  free(readme);
+}
