@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "purge.h"
+#include "report_sites.h"
 #include "seam.h"
 #include "settings.h"
 #include "sizeclass.h"
@@ -40,8 +41,12 @@ static bool apply(sc_setting_id_t id) {
       return false; /* glibc's thresholds are set when the library loads */
     default:
       if (!sc__seam_option(id)) return false;
-      /* SIZECLASS_SITES alone implies a report at exit. */
-      if (id == SC_SET_SITES || id == SC_SET_SITES_FORMAT) sc__stats_dump_configure();
+      /* SIZECLASS_SITES alone implies a report at exit; folded stacks are
+       * written at exit. */
+      if (id == SC_SET_SITES || id == SC_SET_SITES_FORMAT || id == SC_SET_SITES_FOLDED) {
+        sc__stats_dump_configure();
+        sc__report_sites_arm();
+      }
       return true;
   }
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "settings.h"
 #include "sites.h"
 #include "stats.h"
 #include "size_class.h"
@@ -429,16 +430,23 @@ static void folded_at_exit(void) {
     return;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    sc__warn("SIZECLASS_SITES_FORMAT=folded: cannot write the folded stacks");
+    sc__setting_warn(SC_SET_SITES_FORMAT, "cannot write the folded stacks there",
+                     "no folded stacks");
     return;
   }
   sc__sites_write_folded(fd, true);
   close(fd);
 }
 
-/* Registered from a constructor: atexit may allocate. */
-__attribute__((constructor)) static void report_sites_on_load(void) {
+void sc__report_sites_arm(void) {
+  static bool armed;
   const char *tmpl;
+  if (armed || !sc__sites_folded(&tmpl)) return;
+  atexit(folded_at_exit); /* may allocate: never from inside malloc */
+  armed = true;
+}
+
+__attribute__((constructor)) static void report_sites_on_load(void) {
   sc__init();
-  if (sc__sites_folded(&tmpl)) atexit(folded_at_exit);
+  sc__report_sites_arm();
 }

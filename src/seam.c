@@ -330,7 +330,8 @@ static uint32_t feature_of(sc_setting_id_t id) {
   }
 }
 
-bool sc__seam_option(sc_setting_id_t id) {
+bool sc__seam_option(unsigned setting) {
+  sc_setting_id_t id = (sc_setting_id_t)setting;
   uint32_t feature = feature_of(id);
   uint64_t created, live, adopted;
   if (feature == 0) return false;

@@ -15,7 +15,6 @@
 #define SC_SEAM_H
 
 #include "internal.h"
-#include "settings.h"
 
 /** Decide which features are on; once, before the first arena exists. */
 void sc__seam_decide(void);
@@ -58,9 +57,10 @@ bool sc__seam_owns_foreign(const void *p);
 void sc__seam_fork(int phase);
 /** Turn features on before any arena exists; false if one already does. */
 bool sc__seam_enable(uint32_t features);
-/** sc_option_set changed a setting that switches a feature (settings.h,
- * SC_WHEN_START): decide that feature again while it is off and no arena
- * exists; false when it is too late (the setting is then put back). */
-bool sc__seam_option(sc_setting_id_t id);
+/** sc_option_set changed `setting` (an sc_setting_id_t of settings.h whose
+ * `when` is SC_WHEN_START): decide its feature again while that is off and
+ * no arena exists; false when it is too late (the setting is then put
+ * back). */
+bool sc__seam_option(unsigned setting);
 
 #endif /* SC_SEAM_H */

@@ -384,8 +384,11 @@ typedef struct {
 } line_t;
 
 static void add(line_t *l, const char *s, size_t max) {
-  for (size_t i = 0; i < max && s[i] != 0 && l->len < sizeof(l->buf) - 1; i++)
-    l->buf[l->len++] = (unsigned char)s[i] < 0x20 ? '?' : s[i];
+  for (size_t i = 0; i < max && s[i] != 0 && l->len < sizeof(l->buf) - 1; i++) {
+    char ch = s[i];
+    if ((unsigned char)ch < 0x20) ch = '?';
+    l->buf[l->len++] = ch;
+  }
 }
 
 static void add_s(line_t *l, const char *s) { add(l, s, sizeof(l->buf)); }
