@@ -425,7 +425,8 @@ void sc__sites_write_folded(int fd, bool may_lock) {
 static void folded_at_exit(void) {
   const char *tmpl;
   char path[4200];
-  if (!sc__sites_folded(&tmpl) ||
+  /* A forked child outside SIZECLASS_STATS_PID writes nothing either. */
+  if (!sc__settings_report_here() || !sc__sites_folded(&tmpl) ||
       !sc__expand_pid_path(path, sizeof(path), tmpl, (uint64_t)getpid()))
     return;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
