@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sites.h" /* the sampling rates */
 
 /* A program may define this (NAME=value words separated by spaces, commas
  * or semicolons); the library reads it when it starts. */
@@ -52,7 +53,6 @@ static const sc_setting_word_t trim_words[] = {
     {"paced", SC_SYSTEM_TRIM_PACED}, {"glibc", SC_SYSTEM_TRIM_GLIBC}, {NULL, 0}};
 
 #define REPORT (SC_SETF_REPORT)
-#define SITES_RATE 262144 /* SC_SITES_DEFAULT_RATE (sites.h): 256 KiB */
 #define GUARD_RATE 100000 /* one allocation in 100000 */
 
 const sc_setting_t sc__settings[SC_SETTINGS] = {
@@ -115,8 +115,8 @@ const sc_setting_t sc__settings[SC_SETTINGS] = {
          .flags = REPORT | SC_SETF_SWITCH_WORDS | SC_SETF_BYTES,
          .words = default_word,
          .min = 1,
-         .max = 134217728,
-         .on = SITES_RATE,
+         .max = SC_SITES_MAX_RATE,
+         .on = SC_SITES_DEFAULT_RATE,
          .def_doc = "off",
          .expect = "on, off, 1 or a byte count from 2 to 128m (k, m, g: KiB, MiB, GiB)",
          .instead = "sites stay off",
