@@ -37,32 +37,31 @@ static size_t utf8_char(const unsigned char *s, size_t n) {
   return len;
 }
 
-/** Copy src[0..n) into out (cap bytes with its NUL) as printable UTF-8,
- * cut at a character boundary to at most max bytes, "…" appended when cut. */
-static void clean_copy(char *out, size_t cap, const char *src, size_t n, size_t max) {
-  size_t o = 0, i = 0;
-  if (max > cap - 4) max = cap - 4; /* room for "…" and the NUL */
+/** Make buf[0..n) printable UTF-8 in place (each control character or
+ * byte that is not UTF-8 becomes '?'), cut at a character boundary to at
+ * most max bytes with "…" appended when cut; buf holds max + 4 bytes. In
+ * place: every character keeps its length, so the output never overtakes
+ * the input. */
+static void clean(char *buf, size_t n, size_t max) {
+  size_t i = 0;
   while (i < n) {
-    size_t len = utf8_char((const unsigned char *)src + i, n - i);
+    size_t len = utf8_char((const unsigned char *)buf + i, n - i);
     size_t take = len == 0 ? 1 : len;
-    if (o + take > max) {
-      memcpy(out + o, "\xe2\x80\xa6", 3); /* U+2026 … */
-      o += 3;
+    if (i + take > max) {
+      memcpy(buf + i, "\xe2\x80\xa6", 3); /* U+2026 … */
+      i += 3;
       break;
     }
-    if (len == 0 || (len == 1 && ((unsigned char)src[i] < 0x20 || src[i] == 0x7f)))
-      out[o++] = '?';
-    else
-      for (size_t k = 0; k < len; k++) out[o++] = src[i + k];
+    if (len == 0 || (len == 1 && ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f))) buf[i] = '?';
     i += take;
   }
-  out[o] = 0;
+  buf[i] = 0;
 }
 
 /** The start time (clock ticks after boot) from /proc/self/stat; false
  * when it cannot be read. */
 static bool read_start(uint64_t *start_ticks) {
-  char buf[1024];
+  char buf[512]; /* 52 numbers and a name of at most 16 bytes */
   long n = read_file("/proc/self/stat", buf, sizeof(buf) - 1);
   if (n <= 0) return false;
   buf[n] = 0;
@@ -112,19 +111,19 @@ void sc__proc_info(sc_proc_info_t *out) {
       out->have_start = true;
     }
   }
-  char raw[1024];
-  ssize_t n = readlink("/proc/self/exe", raw, sizeof(raw));
+  /* Read straight into the caller's buffers (a signal handler's stack is
+   * small), then cleaned in place. */
+  ssize_t n = readlink("/proc/self/exe", out->exe, sizeof(out->exe) - 4);
   out->have_exe = n > 0;
-  clean_copy(out->exe, sizeof(out->exe), raw, n > 0 ? (size_t)n : 0, sizeof(out->exe) - 4);
+  clean(out->exe, n > 0 ? (size_t)n : 0, sizeof(out->exe) - 4);
   /* The command line: argv separated by NULs; one byte more than kept
    * tells whether it was cut. */
-  char args[SC_CMDLINE_MAX + 2];
-  long got = read_file("/proc/self/cmdline", args, sizeof(args));
+  long got = read_file("/proc/self/cmdline", out->cmdline, SC_CMDLINE_MAX + 1);
   if (got < 0) got = 0;
-  while (got > 0 && args[got - 1] == 0) got--; /* the last NUL ends argv */
+  while (got > 0 && out->cmdline[got - 1] == 0) got--; /* the last NUL ends argv */
   for (long i = 0; i < got; i++)
-    if (args[i] == 0) args[i] = ' ';
-  clean_copy(out->cmdline, sizeof(out->cmdline), args, (size_t)got, SC_CMDLINE_MAX);
+    if (out->cmdline[i] == 0) out->cmdline[i] = ' ';
+  clean(out->cmdline, (size_t)got, SC_CMDLINE_MAX);
 }
 
 unsigned sc__proc_format_time(char *out, uint64_t unix_ms) {

@@ -298,8 +298,10 @@ static void section_features(sc_emitter_t *e, const struct sc_stats *st) {
 }
 
 /** Whose report it is: text, lines under the header; JSON, the process
- * object. */
-static void section_process(sc_emitter_t *e, const struct sc_stats *st) {
+ * object. Not inlined: its 1.3 KiB of buffers must not stay on the stack
+ * under the later sections (a signal report runs on the interrupted
+ * thread's stack). */
+static sc_noinline void section_process(sc_emitter_t *e, const struct sc_stats *st) {
   sc_proc_info_t who;
   char when[40];
   sc__proc_info(&who);
