@@ -165,11 +165,26 @@ bool sc_stats_enable_exact(void);
 
 /* A program may define
  *     const char *const sizeclass_options = "SIZECLASS_STATS_EXACT=1";
- * (any SIZECLASS_* settings, separated by spaces or commas): the library
- * reads it when it starts, before any allocation, and the environment
- * overrides it. It is found when the program links libsizeclass (shared or
- * static); a program that only gets it by LD_PRELOAD must export the symbol
- * (-rdynamic). */
+ * (any SIZECLASS_* settings, separated by spaces, commas or semicolons):
+ * the library reads it when it starts, before any allocation, and the
+ * environment overrides it. It is found when the program links
+ * libsizeclass (shared or static); a program that only gets it by
+ * LD_PRELOAD must export the symbol (-rdynamic). */
+
+/** Set the SIZECLASS_* setting `name` to `value` (NULL or "": back to its
+ * default), parsed as the environment's value would be: a bad value gets
+ * the same one-line warning and fallback, and the call returns false with
+ * errno EINVAL (an unknown name too). The setting overrides the
+ * environment and sizeclass_options. Settings that switch a feature on
+ * (SIZECLASS_STATS_EXACT, _SITES*, _GUARD*, _CHECK*, _FRAME_CHECK) take
+ * effect only before the first allocation of 1024 bytes or less, and only
+ * to switch it on; SIZECLASS_FRAME_HISTORY only before the first
+ * sc_frame_mark; SIZECLASS_SYSTEM_TRIM only in the environment: otherwise
+ * false with errno EBUSY, and the setting keeps its value. The others
+ * (the report's destination, form, signal and pid, the warm-up, the purge
+ * delay and step) take effect at once. Not thread-safe: call it while the
+ * program sets up. */
+bool sc_option_set(const char *name, const char *value);
 /** Write the statistics report to fd as text or JSON (docs/stats.md);
  * never allocates, safe while other threads run. */
 void sc_stats_print(int fd, enum sc_stats_format format);

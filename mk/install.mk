@@ -38,6 +38,7 @@ MAN_ALIASES     := sc_free.3:sc_malloc.3 sc_calloc.3:sc_malloc.3 sc_realloc.3:sc
                    sc_owns.3:sc_malloc.3 sc_class_size.3:sc_malloc.3 sc_trim.3:sc_malloc.3 \
                    sc_stats_print.3:sc_stats_get.3 sc_frame_mark.3:sc_stats_get.3 \
                    sc_stats_enable_exact.3:sc_stats_get.3 sc_frame_expect_steady.3:sc_stats_get.3 \
+                   sc_option_set.3:sc_stats_get.3 \
                    sc_pool_acquire.3:sc_pool_create.3 sc_pool_release.3:sc_pool_create.3 \
                    sc_pool_reset.3:sc_pool_create.3 sc_pool_stats.3:sc_pool_create.3 \
                    sc_pool_hit_rate_permille.3:sc_pool_create.3 \

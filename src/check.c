@@ -24,17 +24,15 @@
 #include "alloc.h"
 #include "diag.h"
 #include "exact.h"
-#include "options.h"
+#include "settings.h"
 
 /** Bytes of a freed block that hold list words: the link, and the free
  * key (checked on its own). The poison follows. */
 #define POISON_START (2 * sizeof(uintptr_t))
 #define POISON_BYTE 0xdf
 #define SLACK_BYTE 0xca
-#define QUARANTINE_MAX 1048576u
-
-#define CHECK_STR_(x) #x
-#define CHECK_STR(x) CHECK_STR_(x)
+/* At most 1048576 blocks in quarantine: SIZECLASS_CHECK_QUARANTINE's range
+ * (settings.c). */
 
 /* The quarantine: a ring of freed blocks, oldest at q_head. */
 static void **q_ring;
@@ -82,7 +80,7 @@ static uint16_t *req_slot(const sc_page_t *page, const void *p) {
 static void check_slack(const uint8_t *p, size_t size, size_t req) {
   if (sc_unlikely(req > size)) req = size; /* never: requests fit their class */
   size_t at = sc__diag_first_changed(p + req, size - req, SLACK_BYTE);
-  if (sc_unlikely(at != size - req)) report(NULL, req, p, size, req + at);
+  if (sc_unlikely(at != size - req)) report("", req, p, size, req + at);
 }
 
 /** Abort when freed block b (size bytes) was written since it was
@@ -239,24 +237,10 @@ __attribute__((destructor)) static void check_at_exit(void) {
 
 /* ---- the decision --------------------------------------------------------------- */
 
-/** SIZECLASS_CHECK_QUARANTINE: blocks to hold (0: none). */
-static uint32_t read_quarantine(void) {
-  char buf[32];
-  const char *v = sc__option("SIZECLASS_CHECK_QUARANTINE", buf, sizeof(buf));
-  if (v == NULL) return 0;
-  uint64_t n = 0;
-  const char *s = v;
-  for (; *s >= '0' && *s <= '9' && n <= QUARANTINE_MAX; s++) n = n * 10 + (uint64_t)(*s - '0');
-  if (*v != 0 && *s == 0 && n <= QUARANTINE_MAX) return (uint32_t)n;
-  sc__warn("SIZECLASS_CHECK_QUARANTINE is not a number of blocks (0.." CHECK_STR(
-      QUARANTINE_MAX) "); no quarantine");
-  return 0;
-}
-
 bool sc__check_decide(void) {
-  char buf[32];
-  if (!sc__option_on(sc__option("SIZECLASS_CHECK", buf, sizeof(buf)))) return false;
-  uint32_t cap = read_quarantine();
+  /* The settings (settings.c) said no to a bad value already. */
+  if (sc__setting(SC_SET_CHECK) == 0) return false;
+  uint32_t cap = (uint32_t)sc__setting(SC_SET_CHECK_QUARANTINE);
   if (cap != 0) {
     size_t bytes = ((size_t)cap * sizeof(void *) + 4095) & ~(size_t)4095;
     q_ring = sc__os_map_aligned(bytes, 4096);

@@ -9,7 +9,7 @@
  * business.
  *
  * Warm-up: the first SIZECLASS_WARMUP_FRAMES frames (default 60, one second
- * at 60 fps; read at the first mark) are excluded from the count of frames
+ * at 60 fps; settings.c) are excluded from the count of frames
  * with zero fresh carves — the seeds' steady-state claim that, once warm,
  * every allocation reuses a freed block.
  *
@@ -23,13 +23,10 @@
 
 #include "frame.h"
 #include "internal.h"
+#include "settings.h"
 #include "sizeclass.h"
 #include "stats.h"
 #include "timeline.h"
-
-/** Frames excluded from the zero-fresh-carve count unless the environment
- * says otherwise. */
-#define SC_WARMUP_FRAMES_DEFAULT 60
 
 /* Counter sums at one instant. */
 typedef struct totals_s {
@@ -41,7 +38,6 @@ typedef struct totals_s {
 
 static pthread_mutex_t mark_lock = PTHREAD_MUTEX_INITIALIZER; /* one mark at a time */
 static totals_t last_totals;                                  /* sums at the previous mark */
-static int warmup_read;
 static sc_frame_stats_t frame_stats;
 static _Atomic uint64_t frame_seq; /* odd while frame_stats is being written */
 
@@ -58,22 +54,6 @@ static totals_t totals_now(struct sc_class_stats cls[SC_CLASSES]) {
   return t;
 }
 
-/** SIZECLASS_WARMUP_FRAMES as a number; the default when unset, and a
- * warning plus the default when it is not a plain decimal number. */
-static uint64_t warmup_from_env(void) {
-  const char *v = getenv("SIZECLASS_WARMUP_FRAMES");
-  if (v == NULL || *v == '\0') return SC_WARMUP_FRAMES_DEFAULT;
-  uint64_t n = 0;
-  for (const char *p = v; *p != '\0'; p++) {
-    if (*p < '0' || *p > '9' || n > (UINT64_MAX - 9) / 10) {
-      sc__warn("SIZECLASS_WARMUP_FRAMES is not a frame count; using 60");
-      return SC_WARMUP_FRAMES_DEFAULT;
-    }
-    n = n * 10 + (uint64_t)(*p - '0');
-  }
-  return n;
-}
-
 /** Close the current frame: diff the counter sums with the last mark's. */
 sc_public void sc_frame_mark(void) {
   pthread_mutex_lock(&mark_lock);
@@ -85,10 +65,7 @@ sc_public void sc_frame_mark(void) {
 
   atomic_fetch_add_explicit(&frame_seq, 1, memory_order_acq_rel);
   sc_frame_stats_t *f = &frame_stats;
-  if (!warmup_read) {
-    f->warmup_frames = warmup_from_env();
-    warmup_read = 1;
-  }
+  f->warmup_frames = sc__setting(SC_SET_WARMUP_FRAMES); /* sc_option_set may change it */
   f->frames++;
   if (d.allocs > f->max_allocs) f->max_allocs = d.allocs;
   f->total_allocs += d.allocs;

@@ -18,22 +18,18 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "options.h"
+#include "settings.h"
 #include "sites.h"
 #include "size_class.h"
 #include "stats.h"
 #include "symbolize.h"
 #include "timeline.h"
 
-#define AFTER_DEFAULT 60
-
 enum { MODE_OFF = 0, MODE_WARN = 1, MODE_ABORT = 2 };
 enum { API_NONE = 0, API_ON = 1, API_OFF = 2 };
 
-static int mode;       /* SIZECLASS_FRAME_CHECK */
-static uint64_t after; /* checked frames are those after this one */
+static int mode; /* SIZECLASS_FRAME_CHECK */
 static _Atomic int api = API_NONE;
 static _Atomic uint32_t warned; /* classes already reported (warn mode), one bit each */
 static _Atomic int seen;        /* a carve while checking, since sc_frame_expect_steady */
@@ -44,42 +40,18 @@ static uint64_t base[SC_CLASSES];
 
 /* ---- settings ---------------------------------------------------------------------------- */
 
-/** A plain decimal frame number; false when v is not one. */
-static bool parse_frame(const char *v, uint64_t *out) {
-  uint64_t n = 0;
-  if (v[0] == 0) return false;
-  for (const char *p = v; *p; p++) {
-    if (*p < '0' || *p > '9' || n > (UINT64_MAX - 9) / 10) return false;
-    n = n * 10 + (uint64_t)(*p - '0');
-  }
-  *out = n;
-  return true;
+uint32_t sc__frame_check_decide(void) {
+  /* The settings (settings.c) said no to a bad value already. */
+  mode = (int)sc__setting(SC_SET_FRAME_CHECK);
+  return mode != MODE_OFF ? SC_FEATURE_FRAME_CHECK : 0;
 }
 
-uint32_t sc__frame_check_decide(void) {
-  char buf[32];
-  const char *v = sc__option("SIZECLASS_FRAME_CHECK", buf, sizeof(buf));
-  mode = MODE_OFF;
-  if (v != NULL && strcasecmp(v, "warn") == 0) {
-    mode = MODE_WARN;
-  } else if (v != NULL && strcasecmp(v, "abort") == 0) {
-    mode = MODE_ABORT;
-  } else if (v != NULL && v[0] != 0 && strcasecmp(v, "off") != 0 && strcmp(v, "0") != 0) {
-    sc__option_warn("SIZECLASS_FRAME_CHECK", v, "not warn, abort or off; the check is off");
-  }
-  /* The warm-up frames by default (frame.c warns about a bad value). */
-  after = AFTER_DEFAULT;
-  v = sc__option("SIZECLASS_WARMUP_FRAMES", buf, sizeof(buf));
-  if (v != NULL) (void)parse_frame(v, &after);
-  v = sc__option("SIZECLASS_FRAME_CHECK_AFTER", buf, sizeof(buf));
-  if (v != NULL && !parse_frame(v, &after)) {
-    sc__option_warn("SIZECLASS_FRAME_CHECK_AFTER", v,
-                    "not a frame number; checking after the warm-up");
-    after = AFTER_DEFAULT;
-    v = sc__option("SIZECLASS_WARMUP_FRAMES", buf, sizeof(buf));
-    if (v != NULL) (void)parse_frame(v, &after);
-  }
-  return mode != MODE_OFF ? SC_FEATURE_FRAME_CHECK : 0;
+/** The last frame not checked: SIZECLASS_FRAME_CHECK_AFTER, else the
+ * warm-up (read when used: sc_option_set may change either). */
+static uint64_t after_frame(void) {
+  if (sc__setting_state(SC_SET_FRAME_CHECK_AFTER) == SC_SETTING_GIVEN)
+    return sc__setting(SC_SET_FRAME_CHECK_AFTER);
+  return sc__setting(SC_SET_WARMUP_FRAMES);
 }
 
 /* ---- the message ------------------------------------------------------------------------- */
@@ -149,7 +121,7 @@ static void complain(uint64_t frame, unsigned c, bool site) {
 static bool active(uint64_t frame) {
   int a = atomic_load_explicit(&api, memory_order_relaxed);
   if (a != API_NONE) return a == API_ON;
-  return mode != MODE_OFF && frame > after;
+  return mode != MODE_OFF && frame > after_frame();
 }
 
 void sc__frame_check_fresh(unsigned c) {

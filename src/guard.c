@@ -14,34 +14,26 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include "alloc.h"
 #include "diag.h"
-#include "options.h"
+#include "settings.h"
 
 /* ---- settings -------------------------------------------------------------- */
 
 /** The OS page: a slot's data page and its guard pages. */
 #define GUARD_PAGE ((size_t)4096)
-/** Default rate: one allocation in this many is guarded, about (see
- * docs/hardening.md for its cost). */
-#define GUARD_RATE_DEFAULT 100000u
-#define GUARD_RATE_MAX 1000000000u
-/** Default and largest number of slots. */
-#define GUARD_SLOTS_DEFAULT 256u
-#define GUARD_SLOTS_MAX 65536u
+/* The rate (SIZECLASS_GUARD: on is one in 100000) and the number of slots
+ * (SIZECLASS_GUARD_SLOTS, default 256) come from the settings table
+ * (settings.c). */
 /** Alignment of a guarded block (glibc's malloc guarantees 16 bytes). */
 #define GUARD_MIN_ALIGN ((size_t)16)
 /** Written into the bytes between the request's end and the page's end,
  * checked on free and realloc. */
 #define GUARD_SLACK_BYTE 0xcb
-
-#define GUARD_STR_(x) #x
-#define GUARD_STR(x) GUARD_STR_(x)
 
 enum { SLOT_UNUSED = 0, SLOT_LIVE = 1, SLOT_FREED = 2 };
 
@@ -371,71 +363,15 @@ static void install_handler(void) {
 
 /* ---- the decision ---------------------------------------------------------- */
 
-/** Parse a decimal number in 1..max (digits only); false if s is not one. */
-static bool parse_count(const char *s, uint64_t max, uint64_t *out) {
-  uint64_t v;
-  if (!sc__option_uint(s, max, &v) || v == 0) return false;
-  *out = v;
-  return true;
-}
-
-/** "sizeclass: NAME='value' is not <what>" (the value cut at 40 bytes). */
-static void warn_bad(const char *name, const char *value, const char *what) {
-  sc_diag_t d = {.len = 0};
-  char cut[41];
-  size_t n = 0;
-  while (n < 40 && value[n] != 0) {
-    cut[n] = value[n];
-    n++;
-  }
-  cut[n] = 0;
-  sc__diag_str(&d, "sizeclass: ");
-  sc__diag_str(&d, name);
-  sc__diag_str(&d, "='");
-  sc__diag_str(&d, cut);
-  sc__diag_str(&d, "' is not ");
-  sc__diag_str(&d, what);
-  sc__diag_emit(&d);
-}
-
-/** The rate SIZECLASS_GUARD asks for; 0: off. */
-static uint32_t read_rate(void) {
-  char buf[32];
-  const char *v = sc__option("SIZECLASS_GUARD", buf, sizeof(buf));
-  if (v == NULL) return 0;
-  static const char *const off[] = {"", "0", "off", "no", "false"};
-  static const char *const on[] = {"on", "yes", "true", "default"};
-  for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
-    if (strcasecmp(v, off[i]) == 0) return 0;
-  for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++)
-    if (strcasecmp(v, on[i]) == 0) return GUARD_RATE_DEFAULT;
-  uint64_t rate;
-  if (parse_count(v, GUARD_RATE_MAX, &rate)) return (uint32_t)rate;
-  warn_bad("SIZECLASS_GUARD", v,
-           "a rate (1.." GUARD_STR(GUARD_RATE_MAX) ", or on); guard pages are off");
-  return 0;
-}
-
-static uint32_t read_slots(void) {
-  char buf[32];
-  const char *v = sc__option("SIZECLASS_GUARD_SLOTS", buf, sizeof(buf));
-  uint64_t n;
-  if (v == NULL) return GUARD_SLOTS_DEFAULT;
-  if (parse_count(v, GUARD_SLOTS_MAX, &n)) return (uint32_t)n;
-  warn_bad("SIZECLASS_GUARD_SLOTS", v,
-           "a number of slots (1.." GUARD_STR(GUARD_SLOTS_MAX) "); using " GUARD_STR(
-               GUARD_SLOTS_DEFAULT));
-  return GUARD_SLOTS_DEFAULT;
-}
-
 bool sc__guard_decide(void) {
-  uint32_t rate = read_rate();
+  /* The settings (settings.c) said no to a bad value already. */
+  uint32_t rate = (uint32_t)sc__setting(SC_SET_GUARD);
   if (rate == 0) return false;
   if (sysconf(_SC_PAGESIZE) != (long)GUARD_PAGE) {
     sc__warn("SIZECLASS_GUARD: the OS page is not 4 KiB; guard pages are off");
     return false;
   }
-  uint32_t n = read_slots();
+  uint32_t n = (uint32_t)sc__setting(SC_SET_GUARD_SLOTS);
   size_t span = (2 * (size_t)n + 1) * GUARD_PAGE;
   size_t meta = (n * (sizeof(slot_t) + sizeof(uint32_t)) + GUARD_PAGE - 1) & ~(GUARD_PAGE - 1);
   uint8_t *pool = sc__os_reserve(span);

@@ -1,81 +1,81 @@
-/* options.c — where settings come from: the environment first, then the
- * program's own `sizeclass_options` string (include/sizeclass.h), so that a
- * program can switch features on without an environment, before its first
- * allocation. Nothing here allocates: values are copied into the caller's
- * buffer. */
-#include <stdlib.h>
+/* options.c — sc_option_set(): the program sets a SIZECLASS_* setting while
+ * it runs. The value goes through the reader of the environment and of
+ * `sizeclass_options` (settings.c: the same parser, the same warning and
+ * fallback), and the module that uses the setting takes it now, or says
+ * that it is too late: then the setting keeps its value. */
+#include <errno.h>
 #include <string.h>
-#include <strings.h>
 
 #include "internal.h"
-#include "options.h"
+#include "purge.h"
+#include "report_sites.h"
+#include "seam.h"
+#include "settings.h"
+#include "sizeclass.h"
+#include "stats.h"
+#include "timeline.h"
 
-/* A program may define this (a string of NAME=value words separated by
- * spaces, commas or semicolons); the library reads it when it starts. */
-extern const char *const sizeclass_options __attribute__((weak));
-
-/** Length of the value of `name` in the options string, with *value set to
- * its start; -1 when the string does not name it. */
-static long find_in_options(const char *opts, const char *name, const char **value) {
-  size_t len = strlen(name);
-  for (const char *s = opts; *s != 0;) {
-    while (*s == ' ' || *s == ',' || *s == ';' || *s == '\t' || *s == '\n') s++;
-    const char *word = s;
-    while (*s != 0 && *s != ' ' && *s != ',' && *s != ';' && *s != '\t' && *s != '\n') s++;
-    if ((size_t)(s - word) > len && strncmp(word, name, len) == 0 && word[len] == '=') {
-      *value = word + len + 1;
-      return (long)(s - *value);
-    }
+/** Let the module that uses setting id take its new value; false when it
+ * no longer can (settings.h: sc_setting_when_t). */
+static bool apply(sc_setting_id_t id) {
+  switch (id) {
+    case SC_SET_STATS:
+    case SC_SET_STATS_FORMAT:
+    case SC_SET_STATS_SIGNAL:
+    case SC_SET_STATS_PID:
+      sc__stats_dump_configure();
+      /* A report implies exact statistics when they can still start; too
+       * late, the report says what was not tracked. */
+      if (sc__settings_report_asked()) (void)sc__seam_enable(SC_FEATURE_EXACT);
+      return true;
+    case SC_SET_PURGE_DELAY_MS:
+    case SC_SET_PURGE_STEP:
+      sc__purge_read_env();
+      return true;
+    case SC_SET_WARMUP_FRAMES:
+    case SC_SET_FRAME_CHECK_AFTER:
+      return true; /* read at each mark */
+    case SC_SET_FRAME_HISTORY:
+      return !sc__timeline_started();
+    case SC_SET_SYSTEM_TRIM:
+      return false; /* glibc's thresholds are set when the library loads */
+    default:
+      if (!sc__seam_option(id)) return false;
+      /* SIZECLASS_SITES alone implies a report at exit; folded stacks are
+       * written at exit. */
+      if (id == SC_SET_SITES || id == SC_SET_SITES_FORMAT || id == SC_SET_SITES_FOLDED) {
+        sc__stats_dump_configure();
+        sc__report_sites_arm();
+      }
+      return true;
   }
-  return -1;
 }
 
-const char *sc__option(const char *name, char *buf, size_t cap) {
-  const char *env = secure_getenv(name);
-  if (env != NULL) return env;
-  const char *opts = &sizeclass_options != NULL ? sizeclass_options : NULL;
-  if (opts == NULL || cap == 0) return NULL;
-  const char *value = NULL;
-  long n = find_in_options(opts, name, &value);
-  if (n < 0) return NULL;
-  if ((size_t)n >= cap) n = (long)cap - 1;
-  memcpy(buf, value, (size_t)n);
-  buf[n] = 0;
-  return buf;
-}
-
-void sc__option_warn(const char *name, const char *value, const char *what) {
-  char msg[320];
-  size_t n = 0;
-  const char *parts[] = {name, "=", value, ": ", what};
-  for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-    size_t max = i == 2 ? 160 : sizeof(msg) - 1; /* a value is cut at 160 bytes */
-    for (const char *s = parts[i]; *s && max > 0 && n < sizeof(msg) - 1; s++, max--) {
-      char ch = *s;
-      if ((unsigned char)ch < 0x20) ch = '?';
-      msg[n++] = ch;
-    }
+sc_public bool sc_option_set(const char *name, const char *value) {
+  sc__init(); /* the settings are read, the features decided */
+  if (name == NULL) {
+    errno = EINVAL;
+    return false;
   }
-  msg[n] = 0;
-  sc__warn(msg);
-}
-
-bool sc__option_on(const char *value) {
-  static const char *const off[] = {"", "0", "off", "no", "false"};
-  if (value == NULL) return false;
-  for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
-    if (strcasecmp(value, off[i]) == 0) return false;
-  return true;
-}
-
-bool sc__option_uint(const char *s, uint64_t max, uint64_t *out) {
-  uint64_t v = 0;
-  if (*s == 0) return false;
-  for (; *s != 0; s++) {
-    if (*s < '0' || *s > '9') return false;
-    v = v * 10 + (uint64_t)(*s - '0');
-    if (v > max) return false;
+  sc_setting_id_t id = sc__setting_find(name, strlen(name));
+  if (id == SC_SETTINGS) {
+    sc__setting_warn_unknown(name, strlen(name), value != NULL ? value : "");
+    errno = EINVAL;
+    return false;
   }
-  *out = v;
+  sc_setting_saved_t before;
+  sc__setting_save(id, &before);
+  sc_setting_state_t st = sc__setting_store(id, value != NULL ? value : "");
+  bool same = sc__setting(id) == before.value && sc__setting_state(id) == before.state &&
+              strcmp(sc__setting_text(id), before.text) == 0;
+  if (!same && !apply(id)) {
+    sc__setting_restore(id, &before);
+    errno = EBUSY;
+    return false;
+  }
+  if (st == SC_SETTING_BAD) {
+    errno = EINVAL;
+    return false;
+  }
   return true;
 }

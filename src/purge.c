@@ -21,20 +21,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "options.h"
+#include "settings.h"
 #include "page_queue.h"
 #include "sizeclass.h"
 
 /* ---- settings ------------------------------------------------------------ */
 
-/** Default delay: a page must stay empty this long before it is returned. */
+/* The delay (a page must stay empty this long before it is returned) and
+ * the step (pages returned per step at most) are SIZECLASS_PURGE_DELAY_MS
+ * and SIZECLASS_PURGE_STEP (settings.c: defaults 1000 ms and 64 pages,
+ * ranges 0..3600000 and 0..4096), set from the constructor below; these
+ * are the same defaults until it runs. 64 pages (4 MiB) cost a few hundred
+ * microseconds of madvise at worst; a 60 Hz game loop gets about one step
+ * per frame, so it returns ~240 MiB/s. */
 #define SC_PURGE_DELAY_MS_DEFAULT 1000
-#define SC_PURGE_DELAY_MS_MAX 3600000
-/** Default and largest step: pages returned per step at most. 64 pages
- * (4 MiB) cost a few hundred microseconds of madvise at worst; a 60 Hz game
- * loop gets about one step per frame, so it returns ~240 MiB/s. */
 #define SC_PURGE_STEP_DEFAULT 64
-#define SC_PURGE_STEP_MAX 4096
 /** Idle pages an arena may hold without setting traps: slow-path events
  * (pages filling up or emptying) still purge them after the delay, and a
  * class that needs a page takes them back first. */
@@ -50,9 +51,6 @@
 #define SC_PURGE_BATCH 64
 /** The OS page size we round touched extents to. */
 #define SC_OS_PAGE 4096
-
-#define SC_STR_(x) #x
-#define SC_STR(x) SC_STR_(x)
 
 static uint64_t purge_delay_ns = SC_PURGE_DELAY_MS_DEFAULT * 1000000ull;
 static uint32_t purge_step = SC_PURGE_STEP_DEFAULT;
@@ -469,42 +467,9 @@ void sc__purge_settings(uint64_t *delay_ms, uint32_t *step_pages) {
   *step_pages = purge_step;
 }
 
-/** "sizeclass: NAME='value' is not <what>; using <default>", built without
- * allocating (the value is cut at 40 characters). */
-static void warn_bad(const char *name, const char *value, const char *what) {
-  char msg[200];
-  size_t n = 0;
-  const char *parts[] = {name, "='", value, "' is not ", what, NULL};
-  for (unsigned i = 0; parts[i] != NULL; i++) {
-    size_t limit = parts[i] == value ? 40 : sizeof(msg);
-    for (const char *s = parts[i]; *s != 0 && limit > 0 && n < sizeof(msg) - 1; s++, limit--)
-      msg[n++] = *s;
-  }
-  msg[n] = 0;
-  sc__warn(msg);
-}
-
 void sc__purge_read_env(void) {
-  uint64_t delay_ms = SC_PURGE_DELAY_MS_DEFAULT, step = SC_PURGE_STEP_DEFAULT, v;
-  const char *s = getenv("SIZECLASS_PURGE_DELAY_MS");
-  if (s != NULL) {
-    if (sc__option_uint(s, SC_PURGE_DELAY_MS_MAX, &v))
-      delay_ms = v;
-    else
-      warn_bad("SIZECLASS_PURGE_DELAY_MS", s,
-               "a delay in milliseconds (0.." SC_STR(SC_PURGE_DELAY_MS_MAX) "); using " SC_STR(
-                   SC_PURGE_DELAY_MS_DEFAULT));
-  }
-  s = getenv("SIZECLASS_PURGE_STEP");
-  if (s != NULL) {
-    if (sc__option_uint(s, SC_PURGE_STEP_MAX, &v))
-      step = v;
-    else
-      warn_bad("SIZECLASS_PURGE_STEP", s,
-               "a number of pages per step (0.." SC_STR(SC_PURGE_STEP_MAX) "); using " SC_STR(
-                   SC_PURGE_STEP_DEFAULT));
-  }
-  sc__purge_configure(delay_ms, (uint32_t)step);
+  /* The settings (settings.c) said no to a bad value already. */
+  sc__purge_configure(sc__setting(SC_SET_PURGE_DELAY_MS), (uint32_t)sc__setting(SC_SET_PURGE_STEP));
 }
 
 __attribute__((constructor)) static void purge_on_load(void) { sc__purge_read_env(); }

@@ -79,8 +79,8 @@ void sc__purge_on_abandon(sc_arena_t *a);
  * Returns the bytes given back. */
 size_t sc__purge_trim(void);
 
-/** Read SIZECLASS_PURGE_DELAY_MS and SIZECLASS_PURGE_STEP (a bad value:
- * one "sizeclass:" warning and the default); run from the constructor. */
+/** Apply SIZECLASS_PURGE_DELAY_MS and SIZECLASS_PURGE_STEP (settings.h);
+ * run from the constructor, and when sc_option_set changes one. */
 void sc__purge_read_env(void);
 
 /** Set the delay (ms) and the step (pages per step, 0 = only trims). For

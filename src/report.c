@@ -2,6 +2,7 @@
  * keys and headers (docs/stats.md). It describes each section once to the
  * emitter (emit.c), which renders text or JSON from the same values. */
 #include "emit.h"
+#include "proc_info.h"
 #include "report_sites.h"
 #include "stats.h"
 #include "timeline.h"
@@ -267,9 +268,67 @@ static void section_leaks(sc_emitter_t *e, const report_t *rep) {
 
 /* ---- the key/value sections ---------------------------------------------------------- */
 
-static void section_process(sc_emitter_t *e, const struct sc_stats *st) {
+/** The statistics tier and the optional features on: JSON "tier" and
+ * "features", and a text line. */
+static void section_features(sc_emitter_t *e, const struct sc_stats *st) {
+  static const struct {
+    uint32_t bit;
+    const char *name;
+  } names[] = {{SC_FEATURE_EXACT, "exact"},
+               {SC_FEATURE_SITES, "sites"},
+               {SC_FEATURE_GUARD, "guard"},
+               {SC_FEATURE_CHECK, "check"},
+               {SC_FEATURE_FRAME_CHECK, "frame_check"}};
+  const char *on[sizeof(names) / sizeof(names[0])];
+  unsigned n = 0;
+  for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if ((sc__features & names[i].bit) != 0) on[n++] = names[i].name;
+  const char *tier = (st->tracked & SC_TRACKED_EXACT) != 0 ? "exact" : "default";
+  sc__em_kv(e, "tier", NULL, sc__ev_str(tier));
+  sc__em_kv(e, "features", NULL, sc__ev_strs(on, n));
+  sc__em_text(e, "statistics: ");
+  sc__em_text(e, tier);
+  sc__em_text(e, " tier; features on: ");
+  for (unsigned i = 0; i < n; i++) {
+    if (i > 0) sc__em_text(e, ", ");
+    sc__em_text(e, on[i]);
+  }
+  if (n == 0) sc__em_text(e, "none");
+  sc__em_text_end(e);
+}
+
+/** Whose report it is: text, lines under the header; JSON, the process
+ * object. Not inlined: its 1.3 KiB of buffers must not stay on the stack
+ * under the later sections (a signal report runs on the interrupted
+ * thread's stack). */
+static sc_noinline void section_process(sc_emitter_t *e, const struct sc_stats *st) {
+  sc_proc_info_t who;
+  char when[40];
+  sc__proc_info(&who);
+  sc__em_text(e, "pid ");
+  sc__em_text_value(e, sc__ev(SC_EV_COUNT, who.pid));
+  sc__em_text(e, ", parent ");
+  sc__em_text_value(e, sc__ev(SC_EV_COUNT, who.ppid));
+  sc__em_text(e, ": ");
+  sc__em_text(e, who.have_exe ? who.exe : "(program unknown)");
+  sc__em_text_end(e);
+  sc__em_text(e, "command line: ");
+  sc__em_text(e, who.cmdline);
+  sc__em_text_end(e);
+  when[sc__proc_format_time(when, who.start_unix_ms)] = 0;
+  sc__em_text(e, "started ");
+  sc__em_text(e, who.have_start ? when : "(unknown)");
+  sc__em_text(e, ", run time ");
+  sc__em_text_value(e, sc__ev(SC_EV_NS, st->process.wall_ns));
+  sc__em_text_end(e);
+  section_features(e, st);
   sc__em_section(e, "process", "process");
   sc__em_kv(e, "pid", "pid", sc__ev(SC_EV_COUNT, st->process.pid));
+  sc__em_kv(e, "ppid", NULL, sc__ev(SC_EV_COUNT, who.ppid));
+  sc__em_kv(e, "exe", NULL, who.have_exe ? sc__ev_str(who.exe) : sc__ev(SC_EV_NULL, 0));
+  sc__em_kv(e, "cmdline", NULL, sc__ev_str(who.cmdline));
+  sc__em_kv(e, "start_unix_ms", NULL,
+            who.have_start ? sc__ev(SC_EV_COUNT, who.start_unix_ms) : sc__ev(SC_EV_NULL, 0));
   sc__em_kv(e, "wall_ns", "wall time", sc__ev(SC_EV_NS, st->process.wall_ns));
   sc__em_kv(e, "peak_rss_bytes", "peak RSS", sc__ev(SC_EV_BYTES, st->process.peak_rss_bytes));
   sc__em_kv(e, "rss_bytes", "RSS now", sc__ev(SC_EV_BYTES, st->process.rss_bytes));
@@ -407,7 +466,7 @@ void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, b
   sc__em_kv(&e, "version", NULL, sc__ev(SC_EV_COUNT, 1));
   sc__em_kv(&e, "library_version", NULL, sc__ev_str(VERSION_STRING));
   sc__em_kv(&e, "reason", NULL, sc__ev_str(reason_name(reason)));
-  section_process(&e, &st);
+  section_process(&e, &st); /* and the features on */
   section_tracking(&e, &st);
   sc__em_table(&e, &class_table, SC_CLASSES + 1, class_row, &rep);
   sc__em_table(&e, &hist_table, rep.hist_cells, hist_row, &rep);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "settings.h"
 #include "sites.h"
 #include "stats.h"
 #include "size_class.h"
@@ -425,21 +426,29 @@ void sc__sites_write_folded(int fd, bool may_lock) {
 static void folded_at_exit(void) {
   const char *tmpl;
   char path[4200];
-  if (!sc__sites_folded(&tmpl) ||
+  /* A forked child outside SIZECLASS_STATS_PID writes nothing either. */
+  if (!sc__settings_report_here() || !sc__sites_folded(&tmpl) ||
       !sc__expand_pid_path(path, sizeof(path), tmpl, (uint64_t)getpid()))
     return;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    sc__warn("SIZECLASS_SITES_FORMAT=folded: cannot write the folded stacks");
+    sc__setting_warn(SC_SET_SITES_FORMAT, "cannot write the folded stacks there",
+                     "no folded stacks");
     return;
   }
   sc__sites_write_folded(fd, true);
   close(fd);
 }
 
-/* Registered from a constructor: atexit may allocate. */
-__attribute__((constructor)) static void report_sites_on_load(void) {
+void sc__report_sites_arm(void) {
+  static bool armed;
   const char *tmpl;
+  if (armed || !sc__sites_folded(&tmpl)) return;
+  atexit(folded_at_exit); /* may allocate: never from inside malloc */
+  armed = true;
+}
+
+__attribute__((constructor)) static void report_sites_on_load(void) {
   sc__init();
-  if (sc__sites_folded(&tmpl)) atexit(folded_at_exit);
+  sc__report_sites_arm();
 }

@@ -18,6 +18,10 @@ void sc__report_sites(sc_emitter_t *e, bool may_lock);
  * N the estimated allocations) on fd. */
 void sc__sites_write_folded(int fd, bool may_lock);
 
+/** Write the folded stacks at exit when SIZECLASS_SITES_FORMAT=folded:
+ * from the constructor, and when sc_option_set switches sites on. */
+void sc__report_sites_arm(void);
+
 #pragma GCC visibility pop
 
 #endif /* SC_REPORT_SITES_H */

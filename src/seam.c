@@ -22,8 +22,8 @@
 #include "exact.h"
 #include "frame_check.h"
 #include "guard.h"
-#include "options.h"
 #include "seam.h"
+#include "settings.h"
 #include "sites.h"
 
 uint32_t sc__features;
@@ -464,18 +464,56 @@ static void features_set(uint32_t f) {
 }
 
 void sc__seam_decide(void) {
-  char buf[64];
+  sc__settings_load();
   uint32_t f = sc__features; /* sc_stats_enable_exact may have run first */
   /* Exact statistics: asked for directly, or implied by a report. */
-  if (sc__option_on(sc__option("SIZECLASS_STATS_EXACT", buf, sizeof(buf))) ||
-      sc__option_on(sc__option("SIZECLASS_STATS", buf, sizeof(buf))) ||
-      sc__option_on(sc__option("SIZECLASS_STATS_SIGNAL", buf, sizeof(buf))))
-    f |= SC_FEATURE_EXACT;
+  if (sc__setting(SC_SET_STATS_EXACT) != 0 || sc__settings_report_asked()) f |= SC_FEATURE_EXACT;
   if (sc__guard_decide()) f |= SC_FEATURE_GUARD;
   if (sc__check_decide()) f |= SC_FEATURE_CHECK;
   f |= sc__sites_decide();       /* SIZECLASS_SITES* (sites.c) */
   f |= sc__frame_check_decide(); /* SIZECLASS_FRAME_CHECK* (frame_check.c) */
   features_set(f);
+}
+
+/** The feature a setting decided at startup belongs to. */
+static uint32_t feature_of(sc_setting_id_t id) {
+  switch (id) {
+    case SC_SET_STATS_EXACT:
+      return SC_FEATURE_EXACT;
+    case SC_SET_GUARD:
+    case SC_SET_GUARD_SLOTS:
+      return SC_FEATURE_GUARD;
+    case SC_SET_CHECK:
+    case SC_SET_CHECK_QUARANTINE:
+      return SC_FEATURE_CHECK;
+    case SC_SET_SITES:
+    case SC_SET_SITES_FORMAT:
+    case SC_SET_SITES_FOLDED:
+      return SC_FEATURE_SITES;
+    case SC_SET_FRAME_CHECK:
+      return SC_FEATURE_FRAME_CHECK;
+    default:
+      return 0;
+  }
+}
+
+bool sc__seam_option(unsigned setting) {
+  sc_setting_id_t id = (sc_setting_id_t)setting;
+  uint32_t feature = feature_of(id);
+  uint64_t created, live, adopted;
+  if (feature == 0) return false;
+  if ((sc__features & feature) != 0) /* fixed for the run; asking for exact again is fine */
+    return id == SC_SET_STATS_EXACT && sc__setting(id) != 0;
+  sc__arena_counts(&created, &live, &adopted);
+  if (created != 0) return false; /* too late: blocks exist without it */
+  /* The feature is off: its decision has no state to undo. */
+  uint32_t f = 0;
+  if (feature == SC_FEATURE_EXACT && sc__setting(SC_SET_STATS_EXACT) != 0) f = SC_FEATURE_EXACT;
+  if (feature == SC_FEATURE_GUARD && sc__guard_decide()) f = SC_FEATURE_GUARD;
+  if (feature == SC_FEATURE_CHECK && sc__check_decide()) f = SC_FEATURE_CHECK;
+  if (feature == SC_FEATURE_SITES) f = sc__sites_decide();
+  if (feature == SC_FEATURE_FRAME_CHECK) f = sc__frame_check_decide();
+  return f == 0 || sc__seam_enable(f);
 }
 
 bool sc__seam_enable(uint32_t features) {

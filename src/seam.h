@@ -79,5 +79,10 @@ bool sc__seam_owns_foreign(const void *p);
 void sc__seam_fork(int phase);
 /** Turn features on before any arena exists; false if one already does. */
 bool sc__seam_enable(uint32_t features);
+/** sc_option_set changed `setting` (an sc_setting_id_t of settings.h whose
+ * `when` is SC_WHEN_START): decide its feature again while that is off and
+ * no arena exists; false when it is too late (the setting is then put
+ * back). */
+bool sc__seam_option(unsigned setting);
 
 #endif /* SC_SEAM_H */

@@ -27,12 +27,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cfi.h"
 #include "guard.h"
-#include "options.h"
+#include "settings.h"
 #include "size_class.h"
 
 /* ---- settings ---------------------------------------------------------------------- */
@@ -51,64 +50,17 @@ static struct {
   char folded[FOLDED_PATH_CAP];
 } cfg;
 
-/** Parse a byte count: digits with an optional k/K, m/M or g/G suffix
- * (powers of 1024); 0 when s is not one. */
-static uint64_t parse_bytes(const char *s) {
-  uint64_t v = 0;
-  const char *p = s;
-  for (; *p >= '0' && *p <= '9'; p++) {
-    if (v > (UINT64_MAX - 9) / 10) return 0;
-    v = v * 10 + (uint64_t)(*p - '0');
-  }
-  if (p == s) return 0;
-  unsigned shift = 0;
-  if (*p == 'k' || *p == 'K') shift = 10;
-  if (*p == 'm' || *p == 'M') shift = 20;
-  if (*p == 'g' || *p == 'G') shift = 30;
-  if (shift != 0) p++;
-  if (*p != 0 || v > (UINT64_MAX >> shift)) return 0;
-  return v << shift;
-}
-
-/** True for the values that mean "off" (unset included). */
-static bool is_off(const char *v) {
-  static const char *const off[] = {"", "0", "off", "no", "false"};
-  if (v == NULL) return true;
-  for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
-    if (strcasecmp(v, off[i]) == 0) return true;
-  return false;
-}
-
-/** SIZECLASS_SITES: the rate (0: off). */
-static uint64_t read_rate(const char *v) {
-  static const char *const on[] = {"on", "yes", "true", "default"};
-  if (is_off(v)) return 0;
-  for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++)
-    if (strcasecmp(v, on[i]) == 0) return SC_SITES_DEFAULT_RATE;
-  uint64_t rate = parse_bytes(v);
-  if (rate == 0 || rate > SC_SITES_MAX_RATE) {
-    sc__option_warn("SIZECLASS_SITES", v,
-                    "not on, off, 1 or a byte count from 2 to 128M; sampling about one allocation "
-                    "per 256 KiB (on)");
-    return SC_SITES_DEFAULT_RATE;
-  }
-  return rate;
-}
-
 /** The folded-stack file: SIZECLASS_SITES_FOLDED, else next to a report
  * file (its path + ".folded"), else sizeclass-sites.%p.folded; relative
  * paths are made absolute now (the program may chdir later). */
 static void read_folded_path(void) {
-  char buf[FOLDED_PATH_CAP];
-  const char *v = sc__option("SIZECLASS_SITES_FOLDED", buf, sizeof(buf));
-  char stats[FOLDED_PATH_CAP];
-  const char *report = sc__option("SIZECLASS_STATS", stats, sizeof(stats));
+  const char *v = sc__setting_text(SC_SET_SITES_FOLDED);
   const char *name = "sizeclass-sites.%p.folded";
   const char *suffix = "";
-  if (v != NULL && v[0] != 0) {
+  if (v[0] != 0) {
     name = v;
-  } else if (report != NULL && strchr(report, '/') != NULL) {
-    name = report; /* a path (a bare word like "stderr" or "1" is not) */
+  } else if (sc__setting(SC_SET_STATS) == SC_STATS_FILE) {
+    name = sc__setting_text(SC_SET_STATS); /* next to the report's file */
     suffix = ".folded";
   }
   size_t n = 0;
@@ -118,8 +70,8 @@ static void read_folded_path(void) {
   }
   size_t len = strlen(name), slen = strlen(suffix);
   if (n + len + slen >= sizeof(cfg.folded)) {
-    sc__option_warn("SIZECLASS_SITES_FOLDED", name,
-                    "path too long; writing sizeclass-sites.%p.folded");
+    sc__setting_warn(SC_SET_SITES_FOLDED, "the path is too long",
+                     "writing sizeclass-sites.%p.folded");
     name = "sizeclass-sites.%p.folded";
     len = strlen(name);
     n = 0;
@@ -142,8 +94,8 @@ static uint64_t guard_capture(void); /* below: guard pages' hook */
 static double log_of(double x);      /* below: numbers without libm */
 
 uint32_t sc__sites_decide(void) {
-  char buf[64];
-  cfg.rate = read_rate(sc__option("SIZECLASS_SITES", buf, sizeof(buf)));
+  /* The settings (settings.c) said no to a bad value already. */
+  cfg.rate = sc__setting(SC_SET_SITES);
   if (cfg.rate == 0) return 0;
   cfg.rate_fp = (double)cfg.rate;
   cfg.calls = 1;
@@ -153,17 +105,13 @@ uint32_t sc__sites_decide(void) {
     cfg.calls = (uint64_t)sc__sites_charge;
     if (cfg.calls > 1) cfg.log_keep = log_of(1 - 1 / (double)cfg.calls);
   }
-  const char *format = sc__option("SIZECLASS_SITES_FORMAT", buf, sizeof(buf));
-  if (format != NULL && strcasecmp(format, "folded") == 0) {
+  cfg.format = FORMAT_REPORT;
+  if (sc__setting(SC_SET_SITES_FORMAT) == SC_SITES_FORMAT_FOLDED) {
     cfg.format = FORMAT_FOLDED;
     read_folded_path();
-  } else if (format != NULL && format[0] != 0 && strcasecmp(format, "report") != 0) {
-    sc__option_warn("SIZECLASS_SITES_FORMAT", format, "not report or folded; using report");
   }
-  char stats[64];
-  cfg.implied = cfg.format == FORMAT_REPORT &&
-                is_off(sc__option("SIZECLASS_STATS", stats, sizeof(stats))) &&
-                is_off(sc__option("SIZECLASS_STATS_SIGNAL", stats, sizeof(stats)));
+  cfg.implied = cfg.format == FORMAT_REPORT && sc__setting(SC_SET_STATS) == SC_STATS_OFF &&
+                sc__setting_state(SC_SET_STATS_SIGNAL) == SC_SETTING_UNSET;
   /* The table and its index, reserved now and touched as sites arrive. */
   sites = sc__os_map_aligned(sizeof(sc_site_t) * SC_SITES_MAX, 4096);
   site_index = sc__os_map_aligned(sizeof(uint32_t) * INDEX_SLOTS, 4096);

@@ -42,6 +42,9 @@ void sc__advise(const struct sc_stats *st, sc_advice_t advice[SC_CLASSES],
 /** out = tmpl with every %p replaced by pid and %% by %; false if it does
  * not fit in cap bytes. Never allocates. */
 bool sc__expand_pid_path(char *out, size_t cap, const char *tmpl, uint64_t pid);
+/** Arm (or re-arm) the exit and signal reports from the SIZECLASS_STATS*
+ * settings: at load, and when sc_option_set changes one. */
+void sc__stats_dump_configure(void);
 
 /* ---- report.c -------------------------------------------------------- */
 /** Write the whole report to fd; never allocates. */

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "options.h"
+#include "settings.h"
 #include "purge.h"
 
 /** glibc's ceiling for its dynamic mmap threshold (64-bit). */
@@ -46,13 +46,8 @@ static bool tunables_set(void) {
 }
 
 void sc__sys_trim_init(void) {
-  char buf[16];
-  const char *v = sc__option("SIZECLASS_SYSTEM_TRIM", buf, sizeof(buf));
-  if (v != NULL && strcmp(v, "glibc") != 0 && strcmp(v, "paced") != 0) {
-    sc__warn("SIZECLASS_SYSTEM_TRIM is not paced or glibc; using paced");
-    v = NULL;
-  }
-  if ((v != NULL && strcmp(v, "glibc") == 0) || tunables_set()) return;
+  /* The settings (settings.c) said no to a bad value already. */
+  if (sc__setting(SC_SET_SYSTEM_TRIM) == SC_SYSTEM_TRIM_GLIBC || tunables_set()) return;
   /* mallopt does not allocate; glibc runs it under its own locks. */
   if (mallopt(M_MMAP_THRESHOLD, SC_SYS_MMAP_THRESHOLD) == 0) return;
   if (mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD) == 0) return;

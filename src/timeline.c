@@ -16,11 +16,9 @@
 #include <string.h>
 
 #include "frame_check.h"
-#include "options.h"
+#include "settings.h"
 #include "size_class.h"
 
-#define HISTORY_DEFAULT 600
-#define HISTORY_MAX 1000000
 #define TEXT_FRAMES 10 /* frames the text report shows */
 
 _Atomic uint64_t sc__frame_now = 1;
@@ -45,22 +43,11 @@ static struct {
 
 static _Atomic uint64_t tl_seq; /* odd while an entry is written */
 
-/** SIZECLASS_FRAME_HISTORY, read at the first mark (never inside malloc). */
+/** The ring of SIZECLASS_FRAME_HISTORY frames, made at the first mark
+ * (never inside malloc). */
 static void read_history(void) {
-  char buf[32];
-  const char *v = sc__option("SIZECLASS_FRAME_HISTORY", buf, sizeof(buf));
   tl.read = true;
-  tl.cap = HISTORY_DEFAULT;
-  if (v != NULL && v[0] != 0) {
-    uint64_t n = 0;
-    const char *p = v;
-    for (; *p >= '0' && *p <= '9' && n <= HISTORY_MAX; p++) n = n * 10 + (uint64_t)(*p - '0');
-    if (*p != 0 || n > HISTORY_MAX)
-      sc__option_warn("SIZECLASS_FRAME_HISTORY", v,
-                      "not a frame count up to 1000000; keeping 600 frames");
-    else
-      tl.cap = n;
-  }
+  tl.cap = sc__setting(SC_SET_FRAME_HISTORY); /* settings.c: 0..1000000 */
   if (tl.cap == 0) return;
   tl.ring = sc__os_map_aligned(((size_t)tl.cap * sizeof(entry_t) + 4095) & ~(size_t)4095, 4096);
   if (tl.ring == NULL) {
@@ -206,3 +193,5 @@ void sc__report_timeline(sc_emitter_t *e, bool exact) {
   rows.first = rows.n > TEXT_FRAMES ? rows.n - TEXT_FRAMES : 0;
   sc__em_table(e, &tl_text, (unsigned)(rows.n - rows.first), tl_row, &rows);
 }
+
+bool sc__timeline_started(void) { return tl.read; }

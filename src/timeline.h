@@ -24,6 +24,10 @@ void sc__timeline_mark(uint64_t frame, const struct sc_class_stats cls[SC_CLASSE
  * SIZECLASS_FRAME_HISTORY=0. `exact`: requested bytes were tracked. */
 void sc__report_timeline(sc_emitter_t *e, bool exact);
 
+/** True once the first mark has made the ring (SIZECLASS_FRAME_HISTORY
+ * can no longer change). */
+bool sc__timeline_started(void);
+
 #pragma GCC visibility pop
 
 #endif /* SC_TIMELINE_H */

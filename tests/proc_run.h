@@ -41,6 +41,7 @@ typedef struct {
   const char *stdout_path; /* file for stdout; NULL = captured into out */
   const char *stderr_path; /* file for stderr; NULL = its start captured into err */
   const char *const *env;  /* extra NAME=value entries, NULL-terminated */
+  const char *cwd;         /* directory it starts in; NULL = ours */
 } pr_opts_t;
 
 /* What came of it. */
@@ -206,6 +207,7 @@ static inline bool pr_run(pr_result_t *r, char *const argv[], const pr_opts_t *o
       _exit(126);
     if (o->stderr_path != NULL ? !pr_redirect(o->stderr_path, 2, true) : dup2(errp[1], 2) != 2)
       _exit(126);
+    if (o->cwd != NULL && chdir(o->cwd) != 0) _exit(126);
     if (o->rlimit_as != 0) {
       struct rlimit rl = {o->rlimit_as, o->rlimit_as};
       if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(125);

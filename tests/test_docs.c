@@ -128,10 +128,12 @@ Test(docs, every_public_function_has_a_man_page, .timeout = 60) {
 
 Test(docs, sizeclass7_documents_every_environment_variable) {
   /* Every "SIZECLASS_..." string in the library's sources is a variable it
-   * reads or names in a message. */
+   * reads or names in a message (but SIZECLASS_LIB, sizeclass-run's, which
+   * the library only knows so as not to call it an unknown setting; the
+   * table itself is checked both ways by tests/test_settings.c). */
   char *vars = sh_ok(30,
                      "grep -ohE '\"SIZECLASS_[A-Z0-9_]+' src/*.c src/*.h shim/*.c | "
-                     "tr -d '\"' | sort -u");
+                     "tr -d '\"' | grep -vx SIZECLASS_LIB | sort -u");
   char *page = slurp("man/sizeclass.7");
   const char *env = strstr(page, "\n.SH ENVIRONMENT\n");
   cr_assert_not_null(env, "sizeclass.7 has an ENVIRONMENT section");
@@ -293,4 +295,29 @@ Test(docs, the_version_is_the_same_everywhere) {
             "packaging/debian/changelog must start with an entry for %s", version);
   free(changelog);
   cr_expect_eq(strspn(somajor, "0123456789"), strlen(somajor), "SOMAJOR %s", somajor);
+}
+
+/* ---- the licence ------------------------------------------------------------- */
+
+/* MIT, the same holders everywhere the licence is stated. */
+Test(docs, the_licence_is_mit_everywhere) {
+  char *license = slurp("LICENSE");
+  cr_expect(
+      strncmp(license, "MIT License\n\nCopyright (c) 2026 The libsizeclass authors\n", 56) == 0,
+      "LICENSE: %.80s", license);
+  cr_expect_not_null(strstr(license, "Permission is hereby granted, free of charge"));
+  free(license);
+  char *copyright = slurp("packaging/debian/copyright");
+  cr_expect_not_null(strstr(copyright,
+                            "\nFiles: *\nCopyright: 2026 The libsizeclass authors\n"
+                            "License: MIT\n"),
+                     "%s", copyright);
+  cr_expect_not_null(strstr(copyright, "\nLicense: MIT\n Permission is hereby granted"));
+  free(copyright);
+  char *pc = slurp("sizeclass.pc.in");
+  cr_expect_not_null(strstr(pc, "\nLicense: MIT\n"), "%s", pc);
+  free(pc);
+  char *readme = slurp("README.md");
+  cr_expect_not_null(strstr(readme, "\n## Licence\n\nMIT: see [LICENSE](LICENSE)."));
+  free(readme);
 }

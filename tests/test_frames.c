@@ -81,8 +81,7 @@ static void run_in_child(void (*fn)(frame_report_t *), frame_report_t *out) {
 
 /* The pattern. Nothing between two marks allocates except what it says. */
 static void known_pattern(frame_report_t *r) {
-  setenv("SIZECLASS_WARMUP_FRAMES", "2", 1);
-  r->ok = drain_class_512();
+  r->ok = sc_option_set("SIZECLASS_WARMUP_FRAMES", "2") && drain_class_512();
   if (!r->ok) return;
   void *blocks[15];
   sc_frame_mark(); /* frame 1: everything up to here */
@@ -188,14 +187,14 @@ Test(frames, other_threads_count_too) {
 }
 
 static void bad_warmup(frame_report_t *r) {
-  setenv("SIZECLASS_WARMUP_FRAMES", "ten", 1);
+  /* Refused (one warning on stderr), and the fallback is used. */
+  bool set = sc_option_set("SIZECLASS_WARMUP_FRAMES", "ten");
   sc_frame_mark();
   sc__frame_stats(&r->snap[0]);
-  r->ok = 1;
+  r->ok = !set;
 }
 
 static void default_warmup(frame_report_t *r) {
-  unsetenv("SIZECLASS_WARMUP_FRAMES");
   for (int i = 0; i < 61; i++) sc_frame_mark();
   sc__frame_stats(&r->snap[0]);
   r->ok = 1;
@@ -204,6 +203,7 @@ static void default_warmup(frame_report_t *r) {
 Test(frames, warmup_default_and_bad_values) {
   frame_report_t r;
   run_in_child(bad_warmup, &r);
+  cr_assert(r.ok, "sc_option_set refuses \"ten\"");
   cr_assert_eq(r.snap[0].warmup_frames, 60, "a bad value falls back to the default");
   run_in_child(default_warmup, &r);
   cr_assert_eq(r.snap[0].warmup_frames, 60, "default warm-up: 60 frames");

@@ -166,6 +166,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
                    "./share/man/man3/sc_frame_mark.3\n"
                    "./share/man/man3/sc_free.3\n"
                    "./share/man/man3/sc_malloc.3\n"
+                   "./share/man/man3/sc_option_set.3\n"
                    "./share/man/man3/sc_owns.3\n"
                    "./share/man/man3/sc_pool_acquire.3\n"
                    "./share/man/man3/sc_pool_create.3\n"

@@ -399,24 +399,18 @@ Test(purge, free_into_a_purged_page_aborts, .signal = SIGABRT) { reach_purged_pa
 
 /* ---- settings ------------------------------------------------------------------ */
 
-/** Run sc__purge_read_env with the two variables set (NULL: unset) and
- * return what it wrote to stderr (fd 2) in buf. */
+/** Set the two settings with sc_option_set, the reader the environment
+ * goes through (NULL: unset), and return what it wrote to stderr (fd 2)
+ * in buf. */
 static void read_env(const char *delay, const char *step, char *buf, size_t cap) {
-  if (delay)
-    setenv("SIZECLASS_PURGE_DELAY_MS", delay, 1);
-  else
-    unsetenv("SIZECLASS_PURGE_DELAY_MS");
-  if (step)
-    setenv("SIZECLASS_PURGE_STEP", step, 1);
-  else
-    unsetenv("SIZECLASS_PURGE_STEP");
   char path[] = "/tmp/sc_purge_env_XXXXXX";
   int fd = mkstemp(path);
   cr_assert_geq(fd, 0);
   unlink(path);
   int saved = dup(2);
   dup2(fd, 2);
-  sc__purge_read_env();
+  sc_option_set("SIZECLASS_PURGE_DELAY_MS", delay);
+  sc_option_set("SIZECLASS_PURGE_STEP", step);
   dup2(saved, 2);
   close(saved);
   ssize_t n = pread(fd, buf, cap - 1, 0);
@@ -453,7 +447,7 @@ Test(purge, settings_defaults_and_good_values) {
 }
 
 Test(purge, bad_settings_warn_once_and_use_defaults) {
-  const char *bad[] = {"abc", "", "-1", " 5", "5ms", "3600001", "99999999999999999999999"};
+  const char *bad[] = {"abc", " ", "-1", " 5", "5ms", "3600001", "99999999999999999999999"};
   char err[1024];
   for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     read_env(bad[i], bad[i], err, sizeof(err));
@@ -508,7 +502,10 @@ Test(purge, preloaded_bad_env_warns_and_malloc_trim_returns_all) {
   int trim;
   char err[4096];
   run_burst(env, "128", "10", &peak, &settled, &ms, &trim, &trimmed, err, sizeof(err));
-  cr_assert_eq(count_lines(err, "sizeclass: SIZECLASS_PURGE_DELAY_MS='soon' is not"), 1, "%s", err);
+  cr_assert_eq(count_lines(err,
+                           "sizeclass: SIZECLASS_PURGE_DELAY_MS=\"soon\": expected a number "
+                           "from 0 to 3600000; using 1000\n"),
+               1, "%s", err);
   cr_assert_eq(count_lines(err, ""), 1, "one warning line only: %s", err);
   cr_assert_geq(peak, 120 * MIB);
   cr_assert_eq(trim, 1);
@@ -571,7 +568,9 @@ Test(purge, system_trim_bad_setting_warns) {
   pr_result_t r;
   cr_assert(pr_run(&r, argv, &o));
   cr_assert_eq(r.exit_code, 0);
-  cr_assert_str_eq(r.err, "sizeclass: SIZECLASS_SYSTEM_TRIM is not paced or glibc; using paced\n");
+  cr_assert_str_eq(r.err,
+                   "sizeclass: SIZECLASS_SYSTEM_TRIM=\"sometimes\": expected paced or glibc; using "
+                   "paced\n");
   free(r.out);
 }
 

@@ -282,17 +282,19 @@ Test(sites, off_they_are_not_tracked) {
   sp_free(&r);
 }
 
-Test(sites, a_bad_setting_warns_once_and_samples_at_the_default_rate) {
+/* A bad value never switches a feature on: one warning, and no sites. */
+Test(sites, a_bad_setting_warns_once_and_leaves_sites_off) {
   sp_run_t r;
   const char *env[] = {"SIZECLASS_SITES=often", "SIZECLASS_STATS=%J", NULL};
   sp_run(&r, false, "exact", NULL, env);
   cr_assert_eq(r.rc, 0);
   cr_expect_str_eq(r.err,
-                   "sizeclass: SIZECLASS_SITES=often: not on, off, 1 or a byte count from 2 to "
-                   "128M; sampling about one allocation per 256 KiB (on)\n");
+                   "sizeclass: SIZECLASS_SITES=\"often\": expected on, off, 1 or a byte count from "
+                   "2 to 128m (k, m, g: KiB, MiB, GiB); sites stay off\n");
   su_json_t j;
   su_json_load(&j, r.json_path, "one");
-  cr_expect_eq(su_ju(&j, "0.site_sampling.rate_bytes"), 262144);
+  cr_expect_str_eq(su_jraw(&j, "0.site_sampling"), "null");
+  cr_expect_str_eq(su_jraw(&j, "0.sites"), "null");
   su_json_free(&j);
   sp_free(&r);
 }

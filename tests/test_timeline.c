@@ -192,15 +192,16 @@ Test(frame_check, bad_settings_warn_once) {
   const char *env[] = {"SIZECLASS_FRAME_CHECK=sometimes", NULL};
   sp_run(&r, false, "frames", NULL, env);
   cr_assert_eq(r.rc, 0);
-  cr_expect_str_eq(
-      r.err,
-      "sizeclass: SIZECLASS_FRAME_CHECK=sometimes: not warn, abort or off; the check is off\n");
+  cr_expect_str_eq(r.err,
+                   "sizeclass: SIZECLASS_FRAME_CHECK=\"sometimes\": expected warn, abort, off or "
+                   "0; the check stays off\n");
   sp_free(&r);
   const char *after[] = {"SIZECLASS_FRAME_CHECK=warn", "SIZECLASS_FRAME_CHECK_AFTER=soon",
                          "SIZECLASS_WARMUP_FRAMES=2", NULL};
   sp_run(&r, false, "frames", NULL, after);
   cr_expect_str_eq(r.err,
-                   "sizeclass: SIZECLASS_FRAME_CHECK_AFTER=soon: not a frame number; checking "
-                   "after the warm-up\nsizeclass: frame 7: fresh carve in class 64 B\n");
+                   "sizeclass: SIZECLASS_FRAME_CHECK_AFTER=\"soon\": expected a number from 0 to "
+                   "1000000000; checking after the warm-up\nsizeclass: frame 7: fresh carve in "
+                   "class 64 B\n");
   sp_free(&r);
 }

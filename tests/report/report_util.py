@@ -75,15 +75,19 @@ def big(src, dst, n):
 
 
 def set_values(src, dst, assigns):
+    """Each assign is PATH=JSON (set), or -PATH (delete the key)."""
     doc = load(src)
     for a in assigns:
-        path, _, value = a.partition("=")
+        drop = a.startswith("-")
+        path, _, value = (a[1:] if drop else a).partition("=")
         keys = path.split(".")
         node = doc
         for k in keys[:-1]:
             node = node[int(k)] if isinstance(node, list) else node[k]
         last = keys[-1]
-        if isinstance(node, list):
+        if drop:
+            node.pop(last, None)
+        elif isinstance(node, list):
             node[int(last)] = json.loads(value)
         else:
             node[last] = json.loads(value)
