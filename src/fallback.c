@@ -52,6 +52,12 @@ static size_t header_size(const void *p) {
  * its malloc). Then glibc's (or the tool's) malloc_usable_size answers. */
 static bool headers_are_glibcs = true;
 
+/* True when nothing is unusual on this route: glibc's headers, no feature
+ * on (sc__sys_refresh). One test for both on every call. */
+static bool sys_plain;
+
+void sc__sys_refresh(void) { sys_plain = headers_are_glibcs && sc__features == 0; }
+
 /** True when LD_PRELOAD holds a valgrind tool that replaces malloc (every
  * vgpreload_* but the core). */
 static bool valgrind_replaces_malloc(void) {
@@ -81,6 +87,7 @@ void sc__sys_bind(void) {
   sys_usable_size_fn =
       (size_t(*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", SC_GLIBC_BASE_VERSION);
   sys_trim_fn = (int (*)(size_t))dlvsym(RTLD_NEXT, "malloc_trim", SC_GLIBC_BASE_VERSION);
+  sc__sys_refresh();
 }
 
 int sc__sys_trim(size_t pad) { return sys_trim_fn != NULL ? sys_trim_fn(pad) : 0; }
@@ -172,8 +179,19 @@ static void count_made(void *p, int call) {
   count_call(call, p, p != NULL ? block_size(p) : 0, true, 0);
 }
 
+/** malloc's route for requests above SC_SMALL_MAX when nothing is unusual
+ * (a thread with an arena, no feature on, glibc's headers): the counts on
+ * the thread's own line, and nothing else around glibc's call. */
 void *sc__sys_malloc(size_t n) {
   void *p = __libc_malloc(n);
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(p != NULL && a != NULL && sys_plain)) {
+    sc_fallback_counts_t *k = &a->fallback;
+    k->malloc_calls++;
+    k->allocs++;
+    __atomic_store_n(&k->bytes_total, k->bytes_total + header_size(p), __ATOMIC_RELAXED);
+    return p;
+  }
   count_made(p, CALL_MALLOC);
   if (sc__features != 0) sc__seam_sys_alloc(p, n);
   return p;
@@ -202,21 +220,50 @@ void *sc__sys_realloc(void *p, size_t n) {
   return q;
 }
 
-void sc__sys_free(void *p) {
+/** free of a system block by a thread without an arena, or with features
+ * on, or without glibc's headers. */
+static sc_noinline void sys_free_any(void *p) {
   if (sc__features != 0) sc__seam_sys_free(p);
   uint64_t bytes = block_size(p);
   sc_arena_t *a = sc__thread.arena;
   if (sc_likely(a != NULL)) {
     a->fallback.frees++;
-    a->fallback.bytes_freed += bytes;
+    uint64_t freed = a->fallback.bytes_freed + bytes;
+    __atomic_store_n(&a->fallback.bytes_freed, freed, __ATOMIC_RELAXED);
+    if (freed - a->sys_trim_mark >= SC_SYS_TRIM_DEBT) {
+      a->sys_trim_mark = freed;
+      sc__sys_trim_poll();
+    }
   } else {
     atomic_fetch_add_explicit(&sc__fallback_shared.frees, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&sc__fallback_shared.bytes_freed, bytes, memory_order_relaxed);
+    sc__sys_trim_freed_shared(bytes);
   }
   if (sc__exact_on()) count_live(a, -(int64_t)bytes);
   __libc_free(p);
-  if (sc_likely(a != NULL))
-    sc__sys_trim_freed(&a->sys_trim_debt, bytes);
-  else
-    sc__sys_trim_freed_shared(bytes);
+}
+
+/** The paced trim's look (sc__sys_trim_poll) once a thread has freed
+ * SC_SYS_TRIM_DEBT bytes of system blocks since the last one. */
+static sc_noinline void sys_free_trim(sc_arena_t *a, uint64_t freed, void *p) {
+  a->sys_trim_mark = freed;
+  __libc_free(p);
+  sc__sys_trim_poll();
+}
+
+void sc__sys_free(void *p) {
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL && sys_plain)) {
+    sc_fallback_counts_t *k = &a->fallback;
+    k->frees++;
+    uint64_t freed = k->bytes_freed + header_size(p);
+    __atomic_store_n(&k->bytes_freed, freed, __ATOMIC_RELAXED);
+    if (sc_unlikely(freed - a->sys_trim_mark >= SC_SYS_TRIM_DEBT)) {
+      sys_free_trim(a, freed, p);
+      return;
+    }
+    __libc_free(p);
+    return;
+  }
+  sys_free_any(p);
 }

@@ -251,7 +251,8 @@ struct sc_arena_s {
   uint64_t slow_calls;    /* slow-path entries (purge pacing) */
   sc_purge_state_t purge; /* memory return (purge.c) */
   sc_fallback_counts_t fallback;
-  uint64_t sys_trim_debt;     /* system bytes freed since this thread looked (sys_trim.c) */
+  uint64_t sys_trim_mark;     /* fallback.bytes_freed when this thread last looked
+                                 whether a trim is due (sys_trim.c) */
   int64_t sys_live_delta;     /* system bytes made minus freed here, not yet
                                  added to the process-wide live bytes (fallback.c) */
   sc_arena_t *next_all;       /* global list of every arena */
@@ -442,6 +443,9 @@ extern sc_fallback_shared_t sc__fallback_shared;
 /** Look up the system allocator's helpers that have no __libc_ alias; run
  * from the constructor (never from inside malloc). */
 void sc__sys_bind(void);
+/** Work out again whether the system route may skip its unusual cases
+ * (glibc's headers, no feature on): after the features change. */
+void sc__sys_refresh(void);
 /** glibc's malloc_trim, when found; 0 otherwise. */
 int sc__sys_trim(size_t pad);
 void *sc__sys_malloc(size_t n);
@@ -455,11 +459,15 @@ size_t sc__sys_usable_size(const void *p);
 /** Set glibc's thresholds for the paced policy (or leave glibc's own, if
  * the user chose); from the constructor. */
 void sc__sys_trim_init(void);
-/** A thread freed `bytes` of system blocks; *debt is its count since its
- * last look: past SC_SYS_TRIM_DEBT, trim glibc's heaps if the purge delay
- * has passed since the last trim. */
-void sc__sys_trim_freed(uint64_t *debt, uint64_t bytes);
-/** The same for a thread without an arena (one shared, atomic count). */
+/** Bytes of system blocks a thread frees before it looks whether a trim
+ * is due. */
+#define SC_SYS_TRIM_DEBT ((uint64_t)16 << 20)
+/** A thread has freed SC_SYS_TRIM_DEBT bytes of system blocks since it
+ * last looked: trim glibc's heaps if the paced policy is in force and the
+ * purge delay has passed since the last trim. */
+void sc__sys_trim_poll(void);
+/** A thread without an arena freed `bytes` of system blocks (one shared,
+ * atomic count of them). */
 void sc__sys_trim_freed_shared(uint64_t bytes);
 /** True when the paced policy is in force; paced trims so far. */
 bool sc__sys_trim_paced(void);

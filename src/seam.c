@@ -461,6 +461,7 @@ static void features_set(uint32_t f) {
   else
     sc__alloc_noted_fn = seam_malloc;
   if (rest == SC_FEATURE_EXACT) sc__free_other_fn = free_exact;
+  sc__sys_refresh();
 }
 
 void sc__seam_decide(void) {

@@ -31,9 +31,6 @@
 #define SC_SYS_MMAP_THRESHOLD (32 << 20)
 /** glibc never trims a heap on its own below this (effectively never). */
 #define SC_SYS_TRIM_THRESHOLD (1 << 30)
-/** Bytes of system blocks a thread frees before it looks whether a trim
- * is due. */
-#define SC_SYS_TRIM_DEBT ((uint64_t)16 << 20)
 
 static bool paced;                    /* the policy above is in force */
 static _Atomic uint64_t last_trim_ns; /* when the last paced trim ran */
@@ -71,10 +68,8 @@ static void trim_if_due(void) {
   atomic_fetch_add_explicit(&trims, 1, memory_order_relaxed);
 }
 
-void sc__sys_trim_freed(uint64_t *debt, uint64_t bytes) {
-  if (!paced || (*debt += bytes) < SC_SYS_TRIM_DEBT) return;
-  *debt = 0;
-  trim_if_due();
+void sc__sys_trim_poll(void) {
+  if (paced) trim_if_due();
 }
 
 /* Threads without an arena (they never made a small block) share one. */
