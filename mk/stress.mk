@@ -7,10 +7,13 @@
 #
 #   make stress [STRESS_SECONDS=30] [STRESS_THREADS=4] [STRESS_MAX_RSS_MIB=512]
 #               [STRESS_ROUND_THREADS=2] [STRESS_ENV='SIZECLASS_CHECK=1 ...']
+#   make stress-stats [STRESS_SECONDS=30]   the same in the exact-statistics tier
+#                                           with sampled sites (their own fast
+#                                           paths, the report written at exit)
 # STRESS_ENV: variables for the stressed process (mk/memcheck.mk's
 # stress-check and stress-guard use it).
 
-.PHONY: stress
+.PHONY: stress stress-stats
 
 STRESS_SECONDS ?= 30
 STRESS_THREADS ?= 4
@@ -21,3 +24,6 @@ STRESS_ENV ?=
 stress: lib $(BUILD)/tests/progs/stress
 	env $(STRESS_ENV) LD_PRELOAD=$(abspath $(SO)) $(BUILD)/tests/progs/stress -t $(STRESS_THREADS) \
 	  -s $(STRESS_SECONDS) -m $(STRESS_MAX_RSS_MIB) -r $(STRESS_ROUND_THREADS)
+
+stress-stats:
+	@$(MAKE) --no-print-directory stress STRESS_ENV='SIZECLASS_STATS=/dev/null SIZECLASS_SITES=on'

@@ -63,7 +63,7 @@ void *sc__realloc(void *p, size_t n) {
     const sc_page_t *page = owned_block_page(u, "realloc of invalid pointer");
     old_size = (size_t)page->shared_mask + 1;
     /* A freed block must not come back to life through realloc. */
-    const uint8_t *state = &page->shared_map[sc__map_index(u, page->shared_shift)];
+    const uint8_t *state = sc__map_entry(page->shared_map, u, page->shared_shift);
     bool freed = __atomic_load_n(state, __ATOMIC_RELAXED) == SC_MAP_FREE;
     /* The checking mode's quarantine holds freed blocks that are still
      * live in the map: its key marks them. */

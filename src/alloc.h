@@ -58,11 +58,14 @@ static inline void sc__page_fresh_mark(sc_page_t *page, uint8_t *end) {
 }
 
 /** Take a block from page: the head of its free list, else the next block
- * in address order; marked live in the map (its index: *index) and counted
- * in the page. NULL when the page has neither. A corrupted free-list link ends in
- * sc__fatal_list_of (for callers that return the block at once: a tail
- * jump) or, with `goes_on`, in sc__fatal_list_at; neither returns. */
-static inline sc_block_t *sc__page_take_at(sc_page_t *page, bool goes_on, size_t *index) {
+ * in address order; marked live in the map (entries of 2^eshift bytes: 0
+ * in the default tier, SC_MAP_WIDE_SHIFT with requested sizes; *index:
+ * its index) and counted in the page. NULL when the page has neither. A
+ * corrupted free-list link ends in sc__fatal_list_of (for callers that
+ * return the block at once: a tail jump) or, with `goes_on`, in
+ * sc__fatal_list_at; neither returns. */
+static inline sc_block_t *sc__page_take_counted(sc_page_t *page, bool goes_on, unsigned eshift,
+                                                size_t *index, bool count) {
   (void)goes_on; /* only the hardened check uses it */
   sc_block_t *b = page->free;
   if (sc_likely(!sc__is_list_end(b))) {
@@ -90,15 +93,21 @@ static inline sc_block_t *sc__page_take_at(sc_page_t *page, bool goes_on, size_t
     if (sc_unlikely(at > page->fresh_end)) sc__page_fresh_mark(page, at);
   }
   *index = sc__map_index((uintptr_t)b, page->shift);
-  page->map[*index] = SC_MAP_LIVE;
+  page->map[*index << eshift] = SC_MAP_LIVE;
   page->used++;
-  page->allocs++;
+  if (count) page->allocs++;
   return b;
 }
-/** The same, without the map index. */
+/** The same, counted in the page's `allocs` (the default tier's figure;
+ * the exact tier counts its own). */
+static inline sc_block_t *sc__page_take_at(sc_page_t *page, bool goes_on, unsigned eshift,
+                                           size_t *index) {
+  return sc__page_take_counted(page, goes_on, eshift, index, true);
+}
+/** The same in whichever tier the process runs (slow paths). */
 static inline sc_block_t *sc__page_take_ex(sc_page_t *page, bool goes_on) {
   size_t index;
-  return sc__page_take_at(page, goes_on, &index);
+  return sc__page_take_at(page, goes_on, sc__map_shift, &index);
 }
 static inline sc_block_t *sc__page_take(sc_page_t *page) { return sc__page_take_ex(page, false); }
 
@@ -133,26 +142,32 @@ static inline bool sc__map_dec(uint8_t *m) {
  * pointer inside a block is caught by the mask; one to a block that is
  * free or was never handed out, by the map byte (which the test leaves
  * decremented: sc__page_free_marked restores it). */
-static inline int sc__page_put(sc_page_t *page, void *p) {
+static inline int sc__page_put(sc_page_t *page, void *p, unsigned eshift) {
   sc_block_t *b = (sc_block_t *)p;
 #if SC_HARDEN
   if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) return -1;
 #endif
-  if (sc_unlikely(sc__map_dec(&page->map[sc__map_index((uintptr_t)p, page->shift)]))) return -1;
+  if (sc_unlikely(sc__map_dec(&page->map[sc__map_index((uintptr_t)p, page->shift) << eshift])))
+    return -1;
   b->next = sc__encode(page->free);
   page->free = b;
   return sc__used_dec(&page->used);
 }
 
-/** Free block p of page, owned by the calling thread: put it back, then
- * what the page needs, or what its map byte asks for. */
-static inline void sc__page_free(sc_page_t *page, void *p) {
-  int r = sc__page_put(page, p);
+/** Free block p of page, owned by the calling thread (map entries of
+ * 2^eshift bytes): put it back, then what the page needs, or what its map
+ * entry asks for. */
+static inline void sc__page_free_at(sc_page_t *page, void *p, unsigned eshift) {
+  int r = sc__page_put(page, p, eshift);
   if (sc_likely(r == 0)) return;
   if (r > 0)
     sc__page_after_free(page);
   else
     sc__page_free_marked(p, page);
+}
+/** The same in whichever tier the process runs. */
+static inline void sc__page_free(sc_page_t *page, void *p) {
+  sc__page_free_at(page, p, sc__map_shift);
 }
 
 /** --*left, and true when the result is <= 0 (a sample is due): one
@@ -175,8 +190,9 @@ static inline void *sc__alloc_granule(size_t n, size_t g) {
   sc_thread_t *t = &sc__thread;
   sc_page_t *page = t->current[g];
   if (sc_unlikely(sc__countdown(&t->sample_left))) return sc__alloc_noted_fn(n, g, page);
-  sc_block_t *b = sc__page_take(page);
-  if (sc_likely(b != NULL)) return b;
+  size_t index;
+  sc_block_t *b = sc__page_take_at(page, false, 0, &index); /* narrow entries: */
+  if (sc_likely(b != NULL)) return b; /* with wide ones the countdown never lets it here */
   return sc__arena_alloc_slow(n, g);
 }
 
@@ -202,7 +218,7 @@ static inline void sc__free_inline(void *p) {
     sc__free_other_fn(p, page, self);
     return;
   }
-  sc__page_free(page, p);
+  sc__page_free_at(page, p, 0); /* wide entries: self is never the owner */
 }
 
 #endif /* SC_ALLOC_H */

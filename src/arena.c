@@ -162,7 +162,7 @@ void sc__page_after_free(sc_page_t *page) {
 
 void sc__page_free_marked(void *p, sc_page_t *page) {
   uintptr_t u = (uintptr_t)p;
-  uint8_t *m = &page->map[sc__map_index(u, page->shift)];
+  uint8_t *m = sc__map_entry(page->map, u, page->shift);
 #if SC_HARDEN
   if ((u & page->block_mask) != 0) sc__fatal_invalid(p); /* inside a block: map untouched */
 #endif
@@ -239,7 +239,7 @@ static void check_shared(const sc_page_t *page, uintptr_t p) {
  * its own: the owner's stores to its neighbours are never lost); a block
  * that was not live is a double free. A sampled block's feature sees it. */
 static void map_free_remote(const sc_page_t *page, uintptr_t p) {
-  uint8_t *m = &page->shared_map[sc__map_index(p, page->shared_shift)];
+  uint8_t *m = sc__map_entry(page->shared_map, p, page->shared_shift);
   uint8_t v = __atomic_load_n(m, __ATOMIC_RELAXED);
   if (sc_unlikely(v != SC_MAP_LIVE)) {
     if (v != SC_MAP_SAMPLED) sc__fatal_block("double free", (const void *)p, page->shared_mask + 1);

@@ -33,14 +33,15 @@
 #define SC_SEGMENT_SIZE ((size_t)1 << SC_SEGMENT_SHIFT)
 #define SC_SEGMENT_MASK (SC_SEGMENT_SIZE - 1)
 #define SC_PAGES_PER_SEGMENT (SC_SEGMENT_SIZE >> SC_PAGE_SHIFT)
-/** The block map: one byte per block of a data page (SC_MAP_* in
+/** The block map: one entry per block of a data page (SC_MAP_* in
  * internal.h), 4096 of them for a page of 16 B blocks. It lets a free check
- * a block without reading it (a freed block is usually cold; its map byte
- * sits with 64 others on one line), and it marks the blocks a feature must
- * see freed. With requested sizes kept (exact statistics, the checking
- * mode), one uint16 per block follows each page's map. */
+ * a block without reading it (a freed block is usually cold; its map entry
+ * sits with many others on one line), and it marks the blocks a feature
+ * must see freed. An entry is one byte, or with requested sizes kept
+ * (exact statistics, the checking mode) four: the state byte, a spare
+ * byte, the request (uint16), so that a free finds both on one line. */
 #define SC_MAP_BYTES_PER_PAGE (SC_PAGE_SIZE >> SC_MIN_SHIFT)
-#define SC_REQ_BYTES_PER_PAGE (SC_MAP_BYTES_PER_PAGE * sizeof(uint16_t))
+#define SC_MAP_WIDE_SHIFT 2
 /** Segment layout: the header (SC_HEADER_BYTES: the segment and its page
  * descriptors), then one record per data page (its map, and its requested
  * sizes when kept), then the data pages. Pages at the start of a segment
@@ -48,7 +49,7 @@
  * sizes; sc__meta_pages says which, for the whole process. */
 #define SC_HEADER_BYTES ((size_t)16384)
 #define SC_META_PAGES 4
-#define SC_META_PAGES_REQ 11
+#define SC_META_PAGES_REQ 13
 
 /** Cross-thread frees are gathered per owner arena and handed over this
  * many at a time with one compare-and-swap (a batch is also handed over

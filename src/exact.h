@@ -23,14 +23,17 @@ __attribute__((returns_nonnull)) void *sc__exact_new_peak(size_t n, size_t g, co
 /** True when exact statistics are on (decided once, at startup). */
 static inline bool sc__exact_on(void) { return (sc__features & SC_FEATURE_EXACT) != 0; }
 
+/** The requested-size slot of the block whose wide map entry is at e
+ * (config.h: bytes 2 and 3 of the entry). */
+static inline uint16_t *sc__req_slot_at(uint8_t *e) { return (uint16_t *)(e + 2); }
 /** The requested-size slot of block p of page, as its owner reads it. */
 static inline uint16_t *sc__req_slot_local(const sc_page_t *page, uintptr_t p) {
-  return (uint16_t *)(page->map + SC_MAP_BYTES_PER_PAGE) + sc__map_index(p, page->shift);
+  return sc__req_slot_at(page->map + (sc__map_index(p, page->shift) << SC_MAP_WIDE_SHIFT));
 }
 /** The same, for any thread (the shared line). */
 static inline uint16_t *sc__req_slot(const sc_page_t *page, uintptr_t p) {
-  return (uint16_t *)(page->shared_map + SC_MAP_BYTES_PER_PAGE) +
-         sc__map_index(p, page->shared_shift);
+  return sc__req_slot_at(page->shared_map +
+                         (sc__map_index(p, page->shared_shift) << SC_MAP_WIDE_SHIFT));
 }
 
 /** Account block b of page (class c, owner a), handed out for a request
@@ -46,17 +49,14 @@ static inline void *sc__exact_alloc_in(sc_arena_t *a, const sc_page_t *page, voi
   return b;
 }
 
-/** The requested-size slot of the block at index i of a page whose map is
- * `map`. */
-static inline uint16_t *sc__req_slot_at(uint8_t *map, size_t i) {
-  return (uint16_t *)(map + SC_MAP_BYTES_PER_PAGE) + i;
-}
-
 /** The same for a request of granule g = sc__bucket_of(n) served from its
- * own class c (every malloc); map is page's map, i the block's index. */
+ * own class c (every malloc); the block is at index i of the page's map
+ * `map` (read before its state byte was written: a byte store may alias
+ * anything, and the map would be read again). */
 static inline void *sc__exact_alloc(sc_arena_t *a, const sc_page_t *page, void *b, uint8_t *map,
                                     size_t i, size_t g, unsigned c, size_t n) {
-  return sc__exact_alloc_in(a, page, b, sc__req_slot_at(map, i), &a->exact.hist[g], c, n);
+  uint16_t *slot = (uint16_t *)(map + 2) + (i << (SC_MAP_WIDE_SHIFT - 1));
+  return sc__exact_alloc_in(a, page, b, slot, &a->exact.hist[g], c, n);
 }
 
 /** The same for any request served from class c: an aligned one may be
@@ -73,8 +73,9 @@ static inline void sc__exact_alloc_any(sc_arena_t *a, const sc_page_t *page, voi
 static inline void sc__exact_free(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
   sc_exact_t *x = &a->exact;
   unsigned c = page->class_idx;
+  size_t i = sc__map_index(p, page->shift);
   x->headroom[c]++;
-  x->req_freed[c] += *sc__req_slot_local(page, p);
+  x->req_freed[c] += ((const uint16_t *)(page->map + 2))[i << (SC_MAP_WIDE_SHIFT - 1)];
 }
 
 /** Account a free by arena me of block p of another arena's page (the

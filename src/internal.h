@@ -118,6 +118,16 @@ static inline size_t sc__map_index(uintptr_t p, unsigned shift) {
   return (p & (SC_PAGE_SIZE - 1)) >> shift;
 }
 
+/** log2 of the size of a map entry: 0, or SC_MAP_WIDE_SHIFT while
+ * requested sizes are kept (config.h); fixed when the process starts. */
+extern unsigned sc__map_shift;
+
+/** The map entry (its state byte) of block p of a page whose map is `map`
+ * and whose blocks are 2^shift bytes. */
+static inline uint8_t *sc__map_entry(uint8_t *map, uintptr_t p, unsigned shift) {
+  return map + (sc__map_index(p, shift) << sc__map_shift);
+}
+
 /* A segment: SC_SEGMENT_SIZE bytes aligned to their size, owned by one
  * arena. Its first sc__meta_pages pages hold this header and the pages'
  * records (block maps, requested sizes); the rest are data pages. */
@@ -329,8 +339,8 @@ extern _Atomic(uint8_t) sc__segment_map[SC_SEGMENT_MAP_SIZE];
 /** Pages at the start of every segment that hold metadata: SC_META_PAGES,
  * or SC_META_PAGES_REQ with requested sizes (sc__req_arrays). */
 extern unsigned sc__meta_pages;
-/** Bytes of metadata per data page: its block map, and its requested
- * sizes when kept (SC_MAP_BYTES_PER_PAGE [+ SC_REQ_BYTES_PER_PAGE]). */
+/** Bytes of metadata per data page while requested sizes are kept: its
+ * map of wide entries (SC_MAP_BYTES_PER_PAGE << SC_MAP_WIDE_SHIFT). */
 extern size_t sc__page_record_bytes;
 
 /** True when p lies in a segment of ours (O(1), any thread). Only the

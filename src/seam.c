@@ -128,7 +128,7 @@ static void *guarded(uint32_t due, unsigned c, size_t n, size_t align) {
  * sample is due: record it, and mark it so that its free is seen. */
 static void sites_sampled(sc_page_t *page, sc_block_t *b, unsigned c, size_t n) {
   if (sc__sites_sample_class(b, c, n))
-    page->map[sc__map_index((uintptr_t)b, page->shift)] = SC_MAP_SAMPLED;
+    *sc__map_entry(page->map, (uintptr_t)b, page->shift) = SC_MAP_SAMPLED;
 }
 
 /** Before the owner takes a block from page. */
@@ -381,7 +381,7 @@ static sc_noinline void *exact_due(size_t n, size_t g, sc_page_t *page, uint32_t
   if (guard != NULL) return guard;
   uint8_t *map = page->map;
   size_t i;
-  sc_block_t *b = sc__page_take_at(page, true, &i);
+  sc_block_t *b = sc__page_take_at(page, true, SC_MAP_WIDE_SHIFT, &i);
   if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, due);
   sc__exact_alloc(page->arena, page, b, map, i, g, page->class_idx, n);
   if (due & SC_FEATURE_SITES) sites_sampled(page, b, page->class_idx, n);
@@ -395,9 +395,9 @@ static sc_noinline void *exact_due(size_t n, size_t g, sc_page_t *page, uint32_t
 static sc_always_inline void *exact_malloc_with(size_t n, size_t g, sc_page_t *page, bool sampled) {
   if (sampled && sc_unlikely(sc__countdown(&sc__thread.sampled_left)))
     return exact_due(n, g, page, 0); /* it draws the next sample */
-  uint8_t *map = page->map;          /* read before the map byte is written */
-  size_t i;
-  sc_block_t *b = sc__page_take_at(page, true, &i);
+  uint8_t *map = page->map;          /* its request goes beside its state, in a wide entry */
+  size_t i;                          /* not counted in the page's allocs: the histogram counts it */
+  sc_block_t *b = sc__page_take_counted(page, true, SC_MAP_WIDE_SHIFT, &i, false);
   if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, 0);
   return sc__exact_alloc(page->arena, page, b, map, i, g, page->class_idx, n);
 }
@@ -416,8 +416,22 @@ static void *malloc_exact_sampled(size_t n, size_t g, sc_page_t *page) {
 static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
   sc_arena_t *a = (sc_arena_t *)((uintptr_t)self - 1);
   if (sc_likely(page->arena == a)) {
-    sc__exact_free(a, page, (uintptr_t)p);
-    sc__page_free(page, p);
+    /* The block's wide map entry: its state, and its request beside it. */
+    uint8_t *e = page->map + (sc__map_index((uintptr_t)p, page->shift) << SC_MAP_WIDE_SHIFT);
+    unsigned c = page->class_idx;
+    a->exact.headroom[c]++;
+    a->exact.req_freed[c] += *sc__req_slot_at(e);
+    sc_block_t *b = p;
+#if SC_HARDEN
+    if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) goto marked;
+#endif
+    if (sc_unlikely(sc__map_dec(e))) goto marked;
+    b->next = sc__encode(page->free);
+    page->free = b;
+    if (sc_unlikely(sc__used_dec(&page->used))) sc__page_after_free(page);
+    return;
+  marked:
+    sc__page_free_marked(p, page);
     return;
   }
   sc__free_other(p, page);
@@ -449,7 +463,8 @@ static void features_set(uint32_t f) {
    * statistics do. */
   sc__req_arrays = (f & (SC_FEATURE_EXACT | SC_FEATURE_CHECK)) != 0;
   sc__meta_pages = sc__req_arrays ? SC_META_PAGES_REQ : SC_META_PAGES;
-  sc__page_record_bytes = SC_MAP_BYTES_PER_PAGE + (sc__req_arrays ? SC_REQ_BYTES_PER_PAGE : 0);
+  sc__map_shift = sc__req_arrays ? SC_MAP_WIDE_SHIFT : 0;
+  sc__page_record_bytes = SC_MAP_BYTES_PER_PAGE << sc__map_shift;
   uint32_t sampled = f & SC_FEATURES_SAMPLED, rest = f & ~SC_FEATURES_SAMPLED;
   sc__free_other_fn = sc__free_other_any;
   if (f == 0)

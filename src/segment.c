@@ -14,6 +14,7 @@
 _Atomic(uint8_t) sc__segment_map[SC_SEGMENT_MAP_SIZE];
 
 unsigned sc__meta_pages = SC_META_PAGES;
+unsigned sc__map_shift;
 size_t sc__page_record_bytes = SC_MAP_BYTES_PER_PAGE;
 
 #define SC_SEGMENT_MAGIC 0x5C5E6A11u
@@ -23,11 +24,10 @@ _Static_assert(SC_HEADER_BYTES + (SC_PAGES_PER_SEGMENT - SC_META_PAGES) * SC_MAP
                    SC_META_PAGES * SC_PAGE_SIZE,
                "the block maps fit the metadata pages");
 _Static_assert(SC_HEADER_BYTES + (SC_PAGES_PER_SEGMENT - SC_META_PAGES_REQ) *
-                                     (SC_MAP_BYTES_PER_PAGE + SC_REQ_BYTES_PER_PAGE) <=
+                                     (SC_MAP_BYTES_PER_PAGE << SC_MAP_WIDE_SHIFT) <=
                    SC_META_PAGES_REQ * SC_PAGE_SIZE,
-               "the block maps and requested sizes fit the metadata pages");
-_Static_assert(SC_HEADER_BYTES % 4096 == 0 && SC_MAP_BYTES_PER_PAGE % 4096 == 0 &&
-                   SC_REQ_BYTES_PER_PAGE % 4096 == 0,
+               "the wide block maps fit the metadata pages");
+_Static_assert(SC_HEADER_BYTES % 4096 == 0 && SC_MAP_BYTES_PER_PAGE % 4096 == 0,
                "records are whole OS pages: purge returns them with their page");
 
 /* Held while a segment is unmapped and while another thread's pages are
