@@ -477,7 +477,7 @@ void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, b
   section_frames(&e, &rep);
   sc__report_timeline(&e, (st.tracked & SC_TRACKED_EXACT) != 0); /* timeline.c */
   section_purge(&e, &st);
-  sc__report_sites(&e, reason != SC_REASON_SIGNAL); /* report_sites.c */
+  sc__report_sites(&e, reason != SC_REASON_SIGNAL, &st); /* report_sites.c */
   sc__em_end(&e);
 }
 

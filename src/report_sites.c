@@ -34,12 +34,18 @@ typedef struct {
   uint8_t top; /* BY_* bits */
 } pick_t;
 
+/* What a sampled site's estimates of one class are multiplied by. */
+typedef struct {
+  double allocs, live, wasted, bytes;
+} scale_t;
+
 /* The report's work memory. */
 typedef struct {
   sc_symbolizer_t *sym;
   const sc_site_t *sites;
   uint32_t nsites;
   bool sampled;
+  scale_t scale[SC_SITES_CLASSES + 1]; /* by class index (+1: guard pages' sites) */
   pick_t picks[SC_SITES_CLASSES * TOP * RANKINGS];
   unsigned npicks;
   /* The row being written: its frames. */
@@ -59,18 +65,81 @@ static uint64_t load(const _Atomic uint64_t *p) {
 }
 /** A fixed-point estimate rounded to the nearest integer. */
 static uint64_t q_round(uint64_t q) { return (q + (1u << (SC_SITES_Q - 1))) >> SC_SITES_Q; }
-static uint64_t allocs_of(const sc_site_t *s) { return q_round(load(&s->allocs_q)); }
-static uint64_t wasted_of(const sc_site_t *s) { return q_round(load(&s->wasted_q)); }
-static uint64_t bytes_of(const sc_site_t *s) { return q_round(load(&s->bytes_q)); }
+/** A fixed-point estimate, times `scale`, rounded to the nearest integer. */
+static uint64_t q_scaled(uint64_t q, double scale) {
+  if (scale == 1.0) return q_round(q);
+  double v = (double)q * scale / (double)(1u << SC_SITES_Q) + 0.5;
+  return v < 1.8e19 ? (uint64_t)v : UINT64_MAX;
+}
 /** Live blocks: the sum may dip below zero for a moment while a block's
  * free is counted before its allocation (other threads): read as 0. */
-static uint64_t live_of(const sc_site_t *s) {
+static uint64_t live_q_of(const sc_site_t *s) {
   int64_t v = (int64_t)load(&s->live_q);
-  return v > 0 ? q_round((uint64_t)v) : 0;
+  return v > 0 ? (uint64_t)v : 0;
+}
+static const scale_t *scale_of(const work_t *w, const sc_site_t *s) {
+  return &w->scale[s->cls <= SC_SITES_CLASSES ? s->cls : SC_SITES_CLASSES];
+}
+static uint64_t allocs_of(const work_t *w, const sc_site_t *s) {
+  return q_scaled(load(&s->allocs_q), scale_of(w, s)->allocs);
+}
+static uint64_t wasted_of(const work_t *w, const sc_site_t *s) {
+  return q_scaled(load(&s->wasted_q), scale_of(w, s)->wasted);
+}
+static uint64_t bytes_of(const work_t *w, const sc_site_t *s) {
+  return q_scaled(load(&s->bytes_q), scale_of(w, s)->bytes);
+}
+static uint64_t live_of(const work_t *w, const sc_site_t *s) {
+  return q_scaled(live_q_of(s), scale_of(w, s)->live);
 }
 
-static uint64_t metric(const sc_site_t *s, int by) {
-  return by == BY_ALLOCS ? allocs_of(s) : by == BY_LIVE ? live_of(s) : wasted_of(s);
+static uint64_t metric(const work_t *w, const sc_site_t *s, int by) {
+  return by == BY_ALLOCS ? allocs_of(w, s) : by == BY_LIVE ? live_of(w, s) : wasted_of(w, s);
+}
+
+/** The factor that makes `sum` (Q fixed point) come to `truth`: 1 when
+ * there is nothing to scale. */
+static double factor(uint64_t truth, double sum) {
+  return sum > 0 && truth > 0 ? (double)truth * (double)(1u << SC_SITES_Q) / sum : 1.0;
+}
+
+/** Calibrate a sampled run's estimates by the exact figures of each class
+ * (a ratio estimator): the sites of a class are scaled so that they add up
+ * to its allocations and live blocks, which every tier counts exactly, and
+ * with exact statistics to its requested and wasted bytes (without them,
+ * bytes go as allocations do). The spread of a top site's estimate then
+ * depends on its share of its class's samples, not on its own samples
+ * alone. At rate 1 the figures are the counts themselves: no scaling. */
+static void calibrate(work_t *w, const struct sc_stats *st) {
+  for (unsigned c = 0; c <= SC_SITES_CLASSES; c++) w->scale[c] = (scale_t){1.0, 1.0, 1.0, 1.0};
+  if (!w->sampled || st == NULL) return;
+  double sum[SC_SITES_CLASSES][4] = {{0}};
+  for (uint32_t id = 0; id < w->nsites; id++) {
+    const sc_site_t *s = &w->sites[id];
+    if (s->cls >= SC_SITES_CLASSES) continue;
+    sum[s->cls][0] += (double)load(&s->allocs_q);
+    sum[s->cls][1] += (double)live_q_of(s);
+    sum[s->cls][2] += (double)load(&s->wasted_q);
+    sum[s->cls][3] += (double)load(&s->bytes_q);
+  }
+  bool exact = (st->tracked & SC_TRACKED_EXACT) != 0;
+  for (unsigned c = 0; c < SC_SITES_CLASSES; c++) {
+    scale_t *k = &w->scale[c];
+    if (c == SC_SITES_SYSTEM) {
+      k->allocs = factor(st->fallback.allocs, sum[c][0]);
+      k->live = factor(st->fallback.live_blocks, sum[c][1]);
+      k->wasted = k->bytes = k->allocs;
+      continue;
+    }
+    const struct sc_class_stats *cls = &st->classes[c];
+    k->allocs = factor(cls->allocs, sum[c][0]);
+    k->live = factor(cls->live_blocks, sum[c][1]);
+    k->wasted = k->bytes = k->allocs;
+    if (exact) {
+      k->bytes = factor(cls->total_requested_bytes, sum[c][3]);
+      k->wasted = factor(cls->total_block_bytes - cls->total_requested_bytes, sum[c][2]);
+    }
+  }
 }
 
 /** Block size reported for class index c (0: the system allocator). */
@@ -87,7 +156,7 @@ static unsigned rank(const work_t *w, unsigned c, int by, uint32_t *ids, unsigne
   for (uint32_t id = 0; id < w->nsites; id++) {
     const sc_site_t *s = &w->sites[id];
     uint64_t v;
-    if (s->cls != c || (v = metric(s, by)) == 0) continue;
+    if (s->cls != c || (v = metric(w, s, by)) == 0) continue;
     if (n == k && v <= vals[n - 1]) continue;
     unsigned at = n < k ? n++ : n - 1;
     while (at > 0 && vals[at - 1] < v) {
@@ -121,9 +190,9 @@ static void pick_all(work_t *w) {
     /* Insertion sort of this class's picks by allocations, most first. */
     for (unsigned i = first + 1; i < w->npicks; i++) {
       pick_t p = w->picks[i];
-      uint64_t v = allocs_of(&w->sites[p.id]);
+      uint64_t v = allocs_of(w, &w->sites[p.id]);
       unsigned j = i;
-      while (j > first && allocs_of(&w->sites[w->picks[j - 1].id]) < v) {
+      while (j > first && allocs_of(w, &w->sites[w->picks[j - 1].id]) < v) {
         w->picks[j] = w->picks[j - 1];
         j--;
       }
@@ -203,10 +272,10 @@ static void site_row(const void *ctx, unsigned r, sc_ev_t *v) {
   v[1] = w->function != NULL ? sc__ev_str(w->function) : sc__ev(SC_EV_NULL, 0);
   v[2] = sc__ev_strs(w->names, w->nframes);
   v[3] = sc__ev_strs(w->locs, w->nframes);
-  v[4] = sc__ev(SC_EV_COUNT, allocs_of(s));
-  v[5] = sc__ev(SC_EV_COUNT, live_of(s));
-  v[6] = sc__ev(SC_EV_BYTES, wasted_of(s));
-  v[7] = sc__ev(SC_EV_BYTES, bytes_of(s));
+  v[4] = sc__ev(SC_EV_COUNT, allocs_of(w, s));
+  v[5] = sc__ev(SC_EV_COUNT, live_of(w, s));
+  v[6] = sc__ev(SC_EV_BYTES, wasted_of(w, s));
+  v[7] = sc__ev(SC_EV_BYTES, bytes_of(w, s));
   v[8] = sc__ev(SC_EV_COUNT, load(&s->samples));
   v[9] = sc__ev_bool(w->sampled);
   v[10] = sc__ev_strs(w->tops, ntops);
@@ -230,9 +299,9 @@ static void text_cell(sc_emitter_t *e, sc_ev_t v, size_t width) {
 static void text_site(sc_emitter_t *e, work_t *w, uint32_t id) {
   const sc_site_t *s = &w->sites[id];
   describe(w, s);
-  text_cell(e, sc__ev(SC_EV_COUNT, allocs_of(s)), 10);
-  text_cell(e, sc__ev(SC_EV_COUNT, live_of(s)), 8);
-  text_cell(e, sc__ev(SC_EV_BYTES, wasted_of(s)), 9);
+  text_cell(e, sc__ev(SC_EV_COUNT, allocs_of(w, s)), 10);
+  text_cell(e, sc__ev(SC_EV_COUNT, live_of(w, s)), 8);
+  text_cell(e, sc__ev(SC_EV_BYTES, wasted_of(w, s)), 9);
   sc__em_text(e, "  ");
   if (s->depth == 0) sc__em_text(e, s->overflow ? w->function : "[no stack]");
   /* The program's frames: the chain stops at the C library's start-up
@@ -316,7 +385,7 @@ static void work_close(work_t *w) {
   sc__os_unmap(w, (sizeof(work_t) + 4095) & ~(size_t)4095);
 }
 
-void sc__report_sites(sc_emitter_t *e, bool may_lock) {
+void sc__report_sites(sc_emitter_t *e, bool may_lock, const struct sc_stats *st) {
   uint64_t rate = sc__sites_rate();
   work_t *w = rate != 0 ? work_open(may_lock) : NULL;
   if (w == NULL) {
@@ -329,6 +398,7 @@ void sc__report_sites(sc_emitter_t *e, bool may_lock) {
     sc__em_text_end(e);
     return;
   }
+  calibrate(w, st);
   pick_all(w);
   sc__em_section(e, "site_sampling", NULL);
   sc__em_kv(e, "rate_bytes", NULL, sc__ev(SC_EV_COUNT, rate));
@@ -397,11 +467,14 @@ static void folded_name(sc_emitter_t *e, const char *s) {
 void sc__sites_write_folded(int fd, bool may_lock) {
   work_t *w = work_open(may_lock);
   if (w == NULL) return;
+  struct sc_stats st;
+  sc__stats_snapshot(&st, !may_lock);
+  calibrate(w, &st);
   sc_emitter_t e;
   sc__em_begin(&e, fd, SC_EM_TEXT);
   for (uint32_t id = 0; id < w->nsites; id++) {
     const sc_site_t *s = &w->sites[id];
-    uint64_t allocs = allocs_of(s);
+    uint64_t allocs = allocs_of(w, s);
     if (allocs == 0) continue;
     describe(w, s);
     for (unsigned i = w->nframes; i-- > 0;) {

@@ -6,13 +6,15 @@
 #include <stdbool.h>
 
 #include "emit.h"
+#include "sizeclass.h"
 
 #pragma GCC visibility push(hidden)
 
 /** The report's "site_sampling" and "sites" keys (text: the sites section);
  * null when sites are off. `may_lock`: not in a signal handler (names may
- * then also come from dladdr). Never allocates. */
-void sc__report_sites(sc_emitter_t *e, bool may_lock);
+ * then also come from dladdr). st: the report's snapshot, whose exact class
+ * figures calibrate sampled estimates. Never allocates. */
+void sc__report_sites(sc_emitter_t *e, bool may_lock, const struct sc_stats *st);
 
 /** Every site as one line of folded stacks ("outer;...;inner;[64 B] N",
  * N the estimated allocations) on fd. */
