@@ -205,6 +205,25 @@ Test(sites, sites_of_threads) {
   sp_free(&r);
 }
 
+/* A sampled block (every one, at rate 1) freed by another thread, or
+ * moved by realloc, leaves its site's live count: the free finds the
+ * block's mark in its page's map on the remote path and on the local
+ * one. */
+Test(sites, sampled_blocks_freed_by_another_thread_or_moved) {
+  sp_run_t r;
+  const char *env[] = {"SIZECLASS_SITES=1", "SIZECLASS_STATS=%J", NULL};
+  sp_run(&r, false, "cross", NULL, env);
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  su_json_t j;
+  su_json_load(&j, r.json_path, "one");
+  long i = sp_site(&j, 64, "cross_site");
+  cr_assert_geq(i, 0);
+  cr_expect_eq(sp_fig(&j, i, "allocs"), 400);
+  cr_expect_eq(sp_fig(&j, i, "live_blocks"), 0);
+  su_json_free(&j);
+  sp_free(&r);
+}
+
 /* The child records its own allocations (locks and tables work after
  * fork) and inherits its parent's live blocks; each writes its report. */
 Test(sites, sites_after_fork) {

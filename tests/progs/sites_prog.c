@@ -16,6 +16,9 @@
  *   sites_prog sampled N  hot_site N x malloc(64) and cold_site N/10 x
  *                         malloc(64), interleaved, freed as they go
  *   sites_prog threads    4 threads, each thread_site: 1000 x malloc(48), freed
+ *   sites_prog cross      cross_site: 300 x malloc(40) by the main thread,
+ *                         freed by another thread; 100 more kept, then
+ *                         realloc'd to 700 B (moved: freed in class 64)
  *   sites_prog fork       parent_site 100 x malloc(40) kept; a child runs
  *                         child_site 200 x malloc(40) and exits (its own
  *                         report: use %p); the parent prints "child 0"
@@ -228,6 +231,28 @@ static void run_threads(void) {
   for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
 }
 
+static void *cross_blocks[400];
+
+NOINLINE static void cross_site(void) {
+  for (int i = 0; i < 400; i++) cross_blocks[i] = malloc(40);
+  (void)sink;
+}
+
+static void *cross_free(void *arg) {
+  for (int i = 0; i < 300; i++) free(cross_blocks[i]);
+  return arg;
+}
+
+/** Sampled blocks freed by another thread and moved by realloc: each free
+ * must still take the block out of its site's live count. */
+static void run_cross(void) {
+  cross_site();
+  pthread_t t;
+  pthread_create(&t, NULL, cross_free, NULL);
+  pthread_join(t, NULL);
+  for (int i = 300; i < 400; i++) cross_blocks[i] = realloc(cross_blocks[i], 700);
+}
+
 static void *held_parent[100], *held_child[200];
 
 NOINLINE static void parent_site(void) {
@@ -314,6 +339,8 @@ int main(int argc, char **argv) {
     run_sampled(argc > 2 ? atol(argv[2]) : 1000000);
   } else if (strcmp(mode, "threads") == 0) {
     run_threads();
+  } else if (strcmp(mode, "cross") == 0) {
+    run_cross();
   } else if (strcmp(mode, "fork") == 0) {
     run_fork();
   } else if (strcmp(mode, "signal") == 0) {
