@@ -110,18 +110,7 @@ def issue10(sums, peers, latency):
                 real_rss.le(b, s[OURS].rss, s["glibc"].rss, 1.1)
             bv, bp = best(s, peers, "med")
             real_t.le("%s vs %s" % (b, bp), s[OURS].med, bv, 1.05)
-    lat = Check()
-    ours = latency.get(OURS)
-    lat_peers = {p: latency[p] for p in peers if p in latency}
-    if ours and lat_peers:
-        if "mimalloc" in lat_peers:
-            lat.le("median call vs mimalloc", ours.get("p50_ns"), lat_peers["mimalloc"].get("p50_ns"),
-                   1.0)
-        b9 = min((m["p9999_ns"] for m in lat_peers.values() if "p9999_ns" in m), default=None)
-        lat.le("p99.99 vs best peer", ours.get("p9999_ns"), b9, 2.0)
-        bf = min((m["frame_max_us"] for m in lat_peers.values() if "frame_max_us" in m),
-                 default=None)
-        lat.le("worst frame vs best peer", ours.get("frame_max_us"), bf, 1.0)
+    lat = latency_checks(peers, latency)
     return ["## Targets (issue 10, default tier unless said)", "",
             line("micro, lifo-batch, random-replace, cxx-game <= 1.00x mimalloc and tcmalloc",
                  speed.misses, speed.checked),
