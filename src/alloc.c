@@ -18,15 +18,6 @@ sc_noinline void sc__free_slow(void *p) {
   sc__sys_free(p);
 }
 
-void sc__fatal_invalid(const void *p) { sc__fatal_block("invalid free", p, 0); }
-void sc__fatal_double(const void *p, const sc_page_t *page) {
-  sc__fatal_block("double free", p, page->block_mask + 1);
-}
-void *sc__fatal_list_of(const sc_page_t *page) {
-  sc__fatal_list(page->block_mask + 1); /* never returns */
-}
-void sc__fatal_list_at(const sc_page_t *page) { sc__fatal_list(page->block_mask + 1); }
-
 /** Page of one of our blocks (p must be owned); a pointer that is not the
  * start of a handed-out block aborts, named for the call that got it. Any
  * thread may ask: the page's shared line answers. */

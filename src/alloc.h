@@ -34,15 +34,6 @@ void *sc__realloc(void *p, size_t n);
 void *sc__memalign(size_t align, size_t n);
 int sc__posix_memalign(void **out, size_t align, size_t n);
 size_t sc__usable_size(const void *p);
-/* The misuse reports. They never return, but are not declared noreturn:
- * the fast paths reach them by a tail jump, with no stack frame to set up
- * on the way that every call would pay for. */
-sc_cold void sc__fatal_invalid(const void *p);
-sc_cold void sc__fatal_double(const void *p, const sc_page_t *page);
-sc_cold __attribute__((returns_nonnull)) void *sc__fatal_list_of(const sc_page_t *page);
-/* The same, declared noreturn, for callers that go on after a block was
- * taken (nothing of theirs then needs to survive the call). */
-sc_noreturn sc_cold void sc__fatal_list_at(const sc_page_t *page);
 #pragma GCC visibility pop
 
 /** The start of page's data (any thread). */

@@ -1,7 +1,7 @@
 /* diag.h — one diagnostic line built in a fixed buffer on the stack and
  * written with write(2): no stdio, no malloc, no locks, so the guard pages'
  * fault handler (async-signal-safe) and the checking mode can both use it
- * in any state. (harden.c keeps its own copy for the core's messages.) */
+ * in any state, and the core's misuse reports (harden.c) too. */
 #ifndef SC_DIAG_H
 #define SC_DIAG_H
 

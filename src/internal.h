@@ -483,9 +483,21 @@ void sc__sys_trim_freed_shared(uint64_t bytes);
 bool sc__sys_trim_paced(void);
 uint64_t sc__sys_trim_count(void);
 
-/* ---- harden.c -------------------------------------------------------- */
+/* ---- harden.c (the messages of misuse) ------------------------------------ */
+/** "sizeclass: <what> of 0x… (class N B)" (no class when class_size is 0),
+ * then abort(). */
 sc_noreturn sc_cold void sc__fatal_block(const char *what, const void *p, unsigned class_size);
+/** "sizeclass: corrupted free list in class N", then abort(). */
 sc_noreturn sc_cold void sc__fatal_list(unsigned class_size);
+/* The misuse reports of the fast paths (alloc.h). They never return, but
+ * are not declared noreturn: the fast paths reach them by a tail jump, with
+ * no stack frame to set up on the way that every call would pay for. */
+sc_cold void sc__fatal_invalid(const void *p);
+sc_cold void sc__fatal_double(const void *p, const sc_page_t *page);
+sc_cold __attribute__((returns_nonnull)) void *sc__fatal_list_of(const sc_page_t *page);
+/* The same, declared noreturn, for callers that go on after a block was
+ * taken (nothing of theirs then needs to survive the call). */
+sc_noreturn sc_cold void sc__fatal_list_at(const sc_page_t *page);
 /** Print "sizeclass: <msg>\n" to stderr without allocating. */
 void sc__warn(const char *msg);
 
