@@ -56,10 +56,9 @@ void *sc__realloc(void *p, size_t n) {
     /* A freed block must not come back to life through realloc. */
     const uint8_t *state = sc__map_entry(page->shared_map, u, page->shared_shift);
     bool freed = __atomic_load_n(state, __ATOMIC_RELAXED) == SC_MAP_FREE;
-    /* The checking mode's quarantine holds freed blocks that are still
-     * live in the map: its key marks them. */
-    if ((sc__features & SC_FEATURE_CHECK) && ((sc_block_t *)p)->key == sc__free_key(p))
-      freed = true;
+    /* A feature may hold freed blocks that are still live in the map (the
+     * checking mode's quarantine). */
+    if (sc__features != 0 && sc__seam_realloc_freed(p)) freed = true;
     if (sc_unlikely(freed)) sc__fatal_block("realloc of freed block", p, (unsigned)old_size);
     /* Same class: keep the block; only its requested size changes. */
     if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size) {

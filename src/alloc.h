@@ -23,6 +23,7 @@
 #define SC_ALLOC_H
 
 #include "internal.h"
+#include "seam.h"
 #include "size_class.h"
 
 /* Hidden entry points shared by src/alloc.c and shim/. */

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "exact.h"
 #include "page_queue.h"
 #include "purge.h"
 #include "seam.h"
@@ -24,6 +23,19 @@ sc_tls sc_thread_t sc__thread = {
 sc_page_t sc__empty_page = {.free = (sc_block_t *)1}; /* a list end; carve_next == carve_end */
 
 _Atomic uint64_t sc__orphan_remote_frees[SC_CLASSES];
+
+/** Nothing is on, yet the countdown ran out (after 2^63 mallocs): start it
+ * again. */
+static void *alloc_plain(size_t n, size_t g, sc_page_t *page) {
+  (void)page;
+  sc__thread.sample_left = INT64_MAX;
+  return sc__arena_alloc_slow(n, g);
+}
+
+/* Where the fast paths go for the features (seam.h) while none is on; the
+ * features' decision (seam.c) points them at its own paths. */
+void *(*sc__alloc_noted_fn)(size_t n, size_t g, sc_page_t *page) = alloc_plain;
+void (*sc__free_other_fn)(void *p, sc_page_t *page, sc_arena_t *self) = sc__free_other_any;
 
 /* The arena registry: every arena ever made (arenas are reused, never
  * unmapped) and the stack of abandoned ones awaiting a new thread. */
@@ -204,7 +216,7 @@ static void drain_remote(sc_arena_t *a) {
     sc_page_t *page = sc__page_of(sc__segment_of(head), head);
     class_size = page->shared_mask + 1;
     a->counts[page->class_idx].drained++;
-    if (sc__exact_on()) sc__exact_drained(a, page, head);
+    if (sc__features != 0) sc__seam_drained(a, page, head);
     b->next = sc__encode(page->free);
     page->free = b;
     if ((int32_t)--page->used <= 0) sc__page_after_free(page);

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "feature_bits.h"
 #include "internal.h"
 
 #pragma GCC visibility push(hidden)

@@ -4,11 +4,13 @@
  * SC_FEATURE_EXACT is on. A steady-state malloc and free do their part on
  * the exact tier's own fast paths (seam.c: a handful of adds on counters
  * of the thread's arena, and the block's requested-size slot beside its
- * map byte); the remote paths (arena.c) do theirs. */
+ * map byte); the remote, drain and system paths do theirs through the
+ * seam's hooks (seam.h, seam.c). */
 #ifndef SC_EXACT_H
 #define SC_EXACT_H
 
 #include "internal.h"
+#include "seam.h"
 #include "size_class.h"
 
 #pragma GCC visibility push(hidden)
@@ -18,6 +20,11 @@
  * the caller's registers where its arguments came in). */
 __attribute__((returns_nonnull)) void *sc__exact_new_peak(size_t n, size_t g, const sc_page_t *page,
                                                           void *b);
+/** The system allocator's live bytes moved by delta on a thread of arena a
+ * (NULL: one without): the process-wide live and peak bytes. */
+void sc__exact_sys_live(sc_arena_t *a, int64_t delta);
+/** Add arena a's figures of every class into sums (a snapshot). */
+void sc__exact_sum(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]);
 #pragma GCC visibility pop
 
 /** True when exact statistics are on (decided once, at startup). */

@@ -5,18 +5,15 @@
  * Whatever this file wraps around glibc must not make glibc slower than it
  * is alone, under contention too: the counters are the calling thread's own
  * (in its arena, plain adds on a line no other thread writes); only threads
- * without an arena use shared atomics. The process-wide live and peak
- * bytes of exact statistics are kept exactly while one thread runs; with
- * more, each thread adds its share to them once it moved by
- * SC_SYS_LIVE_SLACK bytes (so the peak may miss up to that much per thread:
- * docs/stats.md). */
+ * without an arena use shared atomics. With features on, the seam sees the
+ * blocks (allocation sites) and the live bytes (exact statistics: the
+ * process-wide live and peak, exact.c). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "exact.h"
 #include "seam.h"
 
 extern void *__libc_malloc(size_t n);
@@ -97,46 +94,6 @@ size_t sc__sys_usable_size(const void *p) {
   return header_size(p); /* before the constructor */
 }
 
-/* ---- exact statistics: process-wide live and peak bytes -------------------- */
-
-/** A thread's share of the live bytes reaches the shared counter once it
- * moved this far (or at once while it is the only thread). */
-#define SC_SYS_LIVE_SLACK ((int64_t)256 << 10)
-
-/** Add `delta` (two's complement for a decrease) to the live bytes and
- * raise the peak if the sum passed it. */
-static void add_live_bytes(uint64_t delta) {
-  sc_fallback_shared_t *s = &sc__fallback_shared;
-  uint64_t live = atomic_fetch_add_explicit(&s->live_bytes, delta, memory_order_relaxed) + delta;
-  uint64_t peak = atomic_load_explicit(&s->peak_live_bytes, memory_order_relaxed);
-  while (live > peak && live < (UINT64_MAX >> 1) &&
-         !atomic_compare_exchange_weak_explicit(&s->peak_live_bytes, &peak, live,
-                                                memory_order_relaxed, memory_order_relaxed)) {
-  }
-}
-
-/** Thread arena a (NULL: none) made (delta > 0) or freed system bytes. */
-static void count_live(sc_arena_t *a, int64_t delta) {
-  if (a == NULL) {
-    add_live_bytes((uint64_t)delta);
-    return;
-  }
-  int64_t d = a->sys_live_delta + delta;
-  uint64_t created, live, adopted;
-  if (d >= SC_SYS_LIVE_SLACK || d <= -SC_SYS_LIVE_SLACK) {
-    a->sys_live_delta = 0;
-    add_live_bytes((uint64_t)d);
-    return;
-  }
-  sc__arena_counts_unlocked(&created, &live, &adopted);
-  if (live <= 1) { /* alone: exact */
-    a->sys_live_delta = 0;
-    add_live_bytes((uint64_t)d);
-    return;
-  }
-  a->sys_live_delta = d;
-}
-
 /* ---- counting ----------------------------------------------------------------- */
 
 enum { CALL_MALLOC, CALL_ALIGNED, CALL_REALLOC };
@@ -171,7 +128,7 @@ static void count_call(int call, const void *p, uint64_t bytes, bool made, uint6
       atomic_fetch_add_explicit(&s->bytes_freed, freed, memory_order_relaxed);
     }
   }
-  if (p != NULL && sc__exact_on()) count_live(a, (int64_t)(bytes - freed));
+  if (p != NULL && sc__features != 0) sc__seam_sys_live(a, (int64_t)(bytes - freed));
 }
 
 /** Count block p of the system allocator, made by a call of kind `call`. */
@@ -239,7 +196,7 @@ static sc_noinline void sys_free_any(void *p) {
     atomic_fetch_add_explicit(&sc__fallback_shared.bytes_freed, bytes, memory_order_relaxed);
     sc__sys_trim_freed_shared(bytes);
   }
-  if (sc__exact_on()) count_live(a, -(int64_t)bytes);
+  if (sc__features != 0) sc__seam_sys_live(a, -(int64_t)bytes);
   __libc_free(p);
 }
 

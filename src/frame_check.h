@@ -8,6 +8,7 @@
 #ifndef SC_FRAME_CHECK_H
 #define SC_FRAME_CHECK_H
 
+#include "feature_bits.h"
 #include "internal.h"
 #include "sizeclass.h"
 

@@ -13,6 +13,7 @@
 
 uintptr_t sc__secret;
 uintptr_t sc__key_secret;
+uint32_t sc__features; /* feature_bits.h: set by the features' decision (seam.h) */
 
 /* 0 = not started, 1 = in progress, 2 = ready. */
 static _Atomic int init_state;

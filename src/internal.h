@@ -286,39 +286,6 @@ extern uintptr_t sc__key_secret;
 /** Make the process-wide state ready; cheap and idempotent. */
 void sc__init(void);
 
-/* ---- seam.c ---------------------------------------------------------- */
-/** Optional features on in this process (SC_FEATURE_* bits), fixed when
- * the process starts (sc__init); 0: the fast paths do everything. */
-extern uint32_t sc__features;
-enum {
-  SC_FEATURE_EXACT = 1u << 0,       /* exact per-request statistics (exact.h) */
-  SC_FEATURE_GUARD = 1u << 1,       /* sampled guard pages (guard.h) */
-  SC_FEATURE_CHECK = 1u << 2,       /* checking mode: slack and freed-block patterns (check.h) */
-  SC_FEATURE_SITES = 1u << 3,       /* allocation sites, SIZECLASS_SITES (sites.h) */
-  SC_FEATURE_FRAME_CHECK = 1u << 4, /* steady-state check, SIZECLASS_FRAME_CHECK (frame_check.h) */
-};
-/** Features that must see every local free of a class block: with them
- * on, a thread's `self` is SC_NOT_AN_ARENA and each free leaves through
- * sc__free_other_fn. The sites see only the frees of sampled blocks, which
- * their map byte sends out of the fast path. */
-#define SC_FEATURES_SEE_FREES (SC_FEATURE_EXACT | SC_FEATURE_CHECK)
-/** Features that must see every malloc: with them on, a thread's
- * countdown is never above zero. */
-#define SC_FEATURES_EVERY_MALLOC (SC_FEATURE_EXACT | SC_FEATURE_CHECK | SC_FEATURE_FRAME_CHECK)
-/** Features that see a sample of mallocs, drawn by the countdown. */
-#define SC_FEATURES_SAMPLED (SC_FEATURE_SITES | SC_FEATURE_GUARD)
-/** Where a malloc goes when the thread's countdown runs out (seam.c): the
- * features' allocation path for the features on; page is the thread's
- * current page of granule g. */
-extern void *(*sc__alloc_noted_fn)(size_t n, size_t g, sc_page_t *page);
-/** Where a free of a class block goes when the page's owner is not the
- * thread's `self` (sc__free_other, or the exact tier's own); self is the
- * thread's. */
-extern void (*sc__free_other_fn)(void *p, sc_page_t *page, sc_arena_t *self);
-/** True when blocks keep their requested size (the requested-size arrays
- * of the segments exist): features that need it set this. */
-extern bool sc__req_arrays;
-
 /* ---- os.c ------------------------------------------------------------ */
 /** mmap `size` bytes aligned to `align`; NULL when the OS refuses. */
 void *sc__os_map_aligned(size_t size, size_t align);
@@ -336,12 +303,19 @@ void sc__os_write_all(int fd, const char *buf, size_t len);
 
 /* ---- segment.c ------------------------------------------------------- */
 extern _Atomic(uint8_t) sc__segment_map[SC_SEGMENT_MAP_SIZE];
+/** True when blocks keep their requested size (the segments' metadata
+ * holds wide map entries): set with the layout, before any segment exists. */
+extern bool sc__req_arrays;
 /** Pages at the start of every segment that hold metadata: SC_META_PAGES,
  * or SC_META_PAGES_REQ with requested sizes (sc__req_arrays). */
 extern unsigned sc__meta_pages;
 /** Bytes of metadata per data page while requested sizes are kept: its
  * map of wide entries (SC_MAP_BYTES_PER_PAGE << SC_MAP_WIDE_SHIFT). */
 extern size_t sc__page_record_bytes;
+/** Choose the segments' metadata layout for the whole process, before the
+ * first segment: with requested sizes (wide map entries, SC_META_PAGES_REQ
+ * pages of metadata) or without (the features' decision, seam.c). */
+void sc__segment_set_layout(bool requests);
 
 /** True when p lies in a segment of ours (O(1), any thread). Only the
  * address bits below 2^47 are looked at: every pointer malloc hands out on

@@ -2,6 +2,7 @@
  * keys and headers (docs/stats.md). It describes each section once to the
  * emitter (emit.c), which renders text or JSON from the same values. */
 #include "emit.h"
+#include "feature_bits.h"
 #include "proc_info.h"
 #include "report_sites.h"
 #include "stats.h"

@@ -20,14 +20,13 @@
 #include "alloc.h"
 #include "check.h"
 #include "exact.h"
+#include "frame.h"
 #include "frame_check.h"
 #include "guard.h"
 #include "seam.h"
 #include "settings.h"
 #include "sites.h"
-
-uint32_t sc__features;
-bool sc__req_arrays;
+#include "sizeclass.h"
 
 #define sc_always_inline inline __attribute__((always_inline))
 
@@ -222,6 +221,40 @@ bool sc__seam_usable_foreign(const void *p, size_t *out) {
 
 bool sc__seam_owns_foreign(const void *p) { return guard_has(p) && sc__guard_owns(p); }
 
+void sc__seam_drained(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
+  if (sc__exact_on()) sc__exact_drained(a, page, p);
+}
+
+void sc__seam_sys_live(sc_arena_t *a, int64_t delta) {
+  if (sc__exact_on()) sc__exact_sys_live(a, delta);
+}
+
+bool sc__seam_realloc_freed(const void *p) {
+  /* The quarantine's blocks carry the free key (check.c). */
+  return sc__check_on() && ((const sc_block_t *)p)->key == sc__free_key(p);
+}
+
+void sc__seam_stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]) {
+  if (sc__exact_on()) sc__exact_sum(a, sums);
+}
+
+void sc__seam_stats(struct sc_stats *out) {
+  sc_frame_stats_t fs;
+  sc__frame_stats(&fs);
+  out->frames.frames = fs.frames;
+  out->frames.warmup_frames = fs.warmup_frames;
+  out->frames.max_allocs = fs.max_allocs;
+  out->frames.total_allocs = fs.total_allocs;
+  out->frames.total_frees = fs.total_frees;
+  out->frames.total_fresh_carves = fs.total_fresh_carves;
+  out->frames.total_bytes = fs.total_bytes;
+  out->frames.zero_fresh_frames = fs.zero_fresh_frames;
+  out->frames.last_allocs = fs.last_allocs;
+  out->frames.last_frees = fs.last_frees;
+  out->frames.last_fresh_carves = fs.last_fresh_carves;
+  out->frames.last_bytes = fs.last_bytes;
+}
+
 void sc__seam_fork(int phase) {
   if ((sc__features & SC_FEATURE_GUARD) != 0) sc__guard_fork(phase);
   if (sc__check_on()) sc__check_fork(phase);
@@ -338,14 +371,6 @@ static void *malloc_sampled(size_t n, size_t g, sc_page_t *page) {
   return sampled_serve(t, a, due, n, g, align_of(n, g), page);
 }
 
-/** Nothing is on, yet the countdown ran out (after 2^63 mallocs): start it
- * again. */
-static void *malloc_plain(size_t n, size_t g, sc_page_t *page) {
-  (void)page;
-  sc__thread.sample_left = INT64_MAX;
-  return sc__arena_alloc_slow(n, g);
-}
-
 /* ---- exact statistics (and sampled features) ------------------------------------------ */
 
 /** An exact-tier malloc whose page has no block, or a thread without an
@@ -453,29 +478,22 @@ void *sc__seam_memalign(size_t n, unsigned c, size_t align) {
 
 /* ---- the decision ------------------------------------------------------------- */
 
-void *(*sc__alloc_noted_fn)(size_t n, size_t g, sc_page_t *page) = malloc_plain;
-void (*sc__free_other_fn)(void *p, sc_page_t *page, sc_arena_t *self) = sc__free_other_any;
-
-/** Features are on from now on. */
+/** Features are on from now on (they are only ever added). */
 static void features_set(uint32_t f) {
   sc__features = f;
   /* The checking mode needs each block's request as much as exact
    * statistics do. */
-  sc__req_arrays = (f & (SC_FEATURE_EXACT | SC_FEATURE_CHECK)) != 0;
-  sc__meta_pages = sc__req_arrays ? SC_META_PAGES_REQ : SC_META_PAGES;
-  sc__map_shift = sc__req_arrays ? SC_MAP_WIDE_SHIFT : 0;
-  sc__page_record_bytes = SC_MAP_BYTES_PER_PAGE << sc__map_shift;
+  sc__segment_set_layout((f & (SC_FEATURE_EXACT | SC_FEATURE_CHECK)) != 0);
   uint32_t sampled = f & SC_FEATURES_SAMPLED, rest = f & ~SC_FEATURES_SAMPLED;
   sc__free_other_fn = sc__free_other_any;
-  if (f == 0)
-    sc__alloc_noted_fn = malloc_plain;
-  else if (rest == 0)
-    sc__alloc_noted_fn = malloc_sampled;
-  else if (rest == SC_FEATURE_EXACT)
+  if (rest == SC_FEATURE_EXACT) {
     sc__alloc_noted_fn = sampled ? malloc_exact_sampled : malloc_exact;
-  else
+    sc__free_other_fn = free_exact;
+  } else if (rest != 0) {
     sc__alloc_noted_fn = seam_malloc;
-  if (rest == SC_FEATURE_EXACT) sc__free_other_fn = free_exact;
+  } else if (sampled != 0) {
+    sc__alloc_noted_fn = malloc_sampled;
+  } /* else nothing is on: the core's own target (arena.c) stays */
   sc__sys_refresh();
 }
 

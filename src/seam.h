@@ -29,7 +29,25 @@
 #ifndef SC_SEAM_H
 #define SC_SEAM_H
 
+#include "feature_bits.h"
 #include "internal.h"
+
+struct sc_stats;
+
+#pragma GCC visibility push(hidden)
+
+/* ---- where the fast paths go (alloc.h) ------------------------------------ */
+
+/** Where a malloc goes when the thread's countdown runs out: the features'
+ * allocation path for the features on (page is the thread's current page
+ * of granule g). With none on (arena.c's default), the slow path. */
+extern void *(*sc__alloc_noted_fn)(size_t n, size_t g, sc_page_t *page);
+/** Where a free of a class block goes when the page's owner is not the
+ * thread's `self`: sc__free_other_any (arena.c's default), or the exact
+ * tier's own path; self is the thread's. */
+extern void (*sc__free_other_fn)(void *p, sc_page_t *page, sc_arena_t *self);
+
+/* ---- the hooks the core calls (features/ implements them) ----------------- */
 
 /** Decide which features are on; once, before the first arena exists. */
 void sc__seam_decide(void);
@@ -75,8 +93,36 @@ bool sc__seam_free_foreign(void *p);
 bool sc__seam_realloc_foreign(void *p, size_t n, void **out);
 bool sc__seam_usable_foreign(const void *p, size_t *out);
 bool sc__seam_owns_foreign(const void *p);
+/** A block p of a's page, freed by another thread, was drained back into
+ * its page (arena.c), while features are on. */
+void sc__seam_drained(sc_arena_t *a, const sc_page_t *page, uintptr_t p);
+/** The system allocator's live bytes moved by delta (made: > 0, freed:
+ * < 0) on a thread of arena a (NULL: one without), while features are on
+ * (fallback.c). */
+void sc__seam_sys_live(sc_arena_t *a, int64_t delta);
+/** realloc() of class block p, live in the block map, while features are
+ * on: true when a feature holds it freed (the checking mode's quarantine),
+ * which makes the call a realloc of a freed block. */
+bool sc__seam_realloc_freed(const void *p);
 /** fork handlers of the features: 0 prepare, 1 parent, 2 child. */
 void sc__seam_fork(int phase);
+
+/* ---- the hooks of the statistics snapshot (stats.c) ----------------------- */
+
+/** The exact tier's figures of one class, summed over arenas. */
+typedef struct sc_exact_sums_s {
+  uint64_t live, peak;                    /* blocks, each arena's owner view */
+  uint64_t req_total, req_live, req_peak; /* requested bytes */
+  uint64_t hist[SC_BUCKETS];              /* requests by granule */
+} sc_exact_sums_t;
+/** Add arena a's exact figures of every class into sums (relaxed loads:
+ * its thread may be running); while exact statistics are on. */
+void sc__seam_stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]);
+/** The features' part of a snapshot (the frame figures), after the core's. */
+void sc__seam_stats(struct sc_stats *out);
+
+/* ---- the features' decision, for the API (options.c, sc_stats_enable_exact) */
+
 /** Turn features on before any arena exists; false if one already does. */
 bool sc__seam_enable(uint32_t features);
 /** sc_option_set changed `setting` (an sc_setting_id_t of settings.h whose
@@ -84,5 +130,7 @@ bool sc__seam_enable(uint32_t features);
  * no arena exists; false when it is too late (the setting is then put
  * back). */
 bool sc__seam_option(unsigned setting);
+
+#pragma GCC visibility pop
 
 #endif /* SC_SEAM_H */

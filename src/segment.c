@@ -13,9 +13,17 @@
  * and bit test, and marking a segment is a plain store. */
 _Atomic(uint8_t) sc__segment_map[SC_SEGMENT_MAP_SIZE];
 
+bool sc__req_arrays;
 unsigned sc__meta_pages = SC_META_PAGES;
 unsigned sc__map_shift;
 size_t sc__page_record_bytes = SC_MAP_BYTES_PER_PAGE;
+
+void sc__segment_set_layout(bool requests) {
+  sc__req_arrays = requests;
+  sc__meta_pages = requests ? SC_META_PAGES_REQ : SC_META_PAGES;
+  sc__map_shift = requests ? SC_MAP_WIDE_SHIFT : 0;
+  sc__page_record_bytes = SC_MAP_BYTES_PER_PAGE << sc__map_shift;
+}
 
 #define SC_SEGMENT_MAGIC 0x5C5E6A11u
 

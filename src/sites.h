@@ -15,6 +15,7 @@
 #ifndef SC_SITES_H
 #define SC_SITES_H
 
+#include "feature_bits.h"
 #include "internal.h"
 #include "stack.h"
 

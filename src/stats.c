@@ -6,9 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exact.h"
-#include "frame.h"
 #include "purge.h"
+#include "seam.h"
 #include "size_class.h"
 #include "stats.h"
 
@@ -16,20 +15,21 @@ uint64_t sc__stats_start_ns;
 
 /* Raw sums over arenas, before the derived figures. The default tier's
  * come from every arena's slow-path counters and every active page's
- * descriptor; the exact tier's from the per-request counters (exact.h).
- * Requested bytes wrap per arena (a block may be freed by a thread other
- * than its owner); their sums are exact. peak and req_peak are each
- * arena's owner view at its own peak; live is the owners' view (blocks
- * freed by other threads count until drained). */
+ * descriptor; the exact tier's from the per-request counters, which the
+ * seam sums (seam.h: sc_exact_sums_t). Requested bytes wrap per arena (a
+ * block may be freed by a thread other than its owner); their sums are
+ * exact. peak and req_peak are each arena's owner view at its own peak;
+ * live is the owners' view (blocks freed by other threads count until
+ * drained). */
 typedef struct {
-  uint64_t allocs, fresh, used, drained, remote_frees, pages; /* every tier */
-  uint64_t live, peak, req_total, req_live, req_peak;         /* exact */
-  uint64_t hist[SC_BUCKETS];
+  uint64_t allocs, fresh, used, drained, remote_frees, pages;
 } class_sum_t;
 
 /* What a walk over the arenas fills. */
 typedef struct {
   class_sum_t c[SC_CLASSES];
+  sc_exact_sums_t x[SC_CLASSES]; /* exact statistics only */
+  bool exact;
   bool unlocked;
   bool pages_missed; /* an unlocked walk had to leave some arena's pages out */
 } sums_t;
@@ -59,19 +59,8 @@ static void add_arena(sc_arena_t *a, void *ctx) {
     d->drained += load(&k->drained);
     d->remote_frees += load(&k->remote_frees);
     d->pages += load(&k->pages);
-    if (!sc__exact_on()) continue;
-    const sc_exact_t *x = &a->exact;
-    uint64_t peak = load(&x->peak[c]);
-    d->peak += peak;
-    d->live += peak - (uint64_t)__atomic_load_n(&x->headroom[c], __ATOMIC_RELAXED);
-    d->req_total += load(&x->req_total[c]);
-    d->req_live += load(&x->req_total[c]) - load(&x->req_freed[c]) - load(&x->req_remote[c]);
-    d->req_peak += load(&x->req_peak[c]);
-    for (unsigned b = 0; b < SC_BUCKETS; b++) {
-      d->hist[b] += load(&x->hist_aligned[c][b]);
-      if (sc__class_of_granule[b] == c) d->hist[b] += load(&x->hist[b]);
-    }
   }
+  if (sum->exact) sc__seam_stats_arena(a, sum->x);
   if (!sc__segment_walk(a, add_page, sum, sum->unlocked)) sum->pages_missed = true;
 }
 
@@ -83,28 +72,28 @@ static uint64_t sub0(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
  * blocks freed by other threads and drained, minus every free done by a
  * thread of another arena (those waiting in remote lists are free, not
  * live). */
-static void derive_class(struct sc_class_stats *o, const class_sum_t *d, uint64_t size, bool exact,
-                         uint64_t orphan_frees) {
+static void derive_class(struct sc_class_stats *o, const class_sum_t *d, const sc_exact_sums_t *x,
+                         uint64_t size, uint64_t orphan_frees) {
   o->size = size;
   o->pages = d->pages;
   o->reserved_bytes = d->pages * SC_PAGE_SIZE;
   o->capacity_blocks = d->pages * (SC_PAGE_SIZE / size);
   o->remote_frees = d->remote_frees + orphan_frees;
   o->fresh_carves = d->fresh;
-  if (exact) {
+  if (x != NULL) {
     for (unsigned b = 0; b < SC_BUCKETS; b++) {
-      o->request_histogram[b] = d->hist[b];
-      o->allocs += d->hist[b];
+      o->request_histogram[b] = x->hist[b];
+      o->allocs += x->hist[b];
     }
     /* Frees by the owners (what they handed out, less what is live and
      * what came back from other threads) and by other threads. */
-    o->frees = sub0(o->allocs + d->remote_frees, d->live + d->drained);
+    o->frees = sub0(o->allocs + d->remote_frees, x->live + d->drained);
     o->live_blocks = sub0(o->allocs, o->frees);
-    o->peak_live_blocks = d->peak;
-    o->live_requested_bytes = o->live_blocks ? d->req_live : 0;
-    o->peak_requested_bytes = d->req_peak;
-    o->peak_block_bytes = d->peak * size;
-    o->total_requested_bytes = d->req_total;
+    o->peak_live_blocks = x->peak;
+    o->live_requested_bytes = o->live_blocks ? x->req_live : 0;
+    o->peak_requested_bytes = x->req_peak;
+    o->peak_block_bytes = x->peak * size;
+    o->total_requested_bytes = x->req_total;
   } else {
     o->allocs = d->allocs;
     o->live_blocks = sub0(d->used + d->drained, o->remote_frees);
@@ -120,6 +109,7 @@ bool sc__stats_classes(struct sc_class_stats out[SC_CLASSES], bool unlocked) {
   sums_t sum;
   memset(&sum, 0, sizeof(sum));
   memset(out, 0, SC_CLASSES * sizeof(out[0]));
+  sum.exact = (sc__features & SC_FEATURE_EXACT) != 0;
   sum.unlocked = unlocked;
   if (unlocked)
     sc__arenas_foreach_unlocked(add_arena, &sum);
@@ -127,7 +117,7 @@ bool sc__stats_classes(struct sc_class_stats out[SC_CLASSES], bool unlocked) {
     sc__arenas_foreach(add_arena, &sum);
   for (unsigned c = 0; c < SC_CLASSES; c++) {
     uint64_t orphans = atomic_load_explicit(&sc__orphan_remote_frees[c], memory_order_relaxed);
-    derive_class(&out[c], &sum.c[c], sc__class_size(c), sc__exact_on(), orphans);
+    derive_class(&out[c], &sum.c[c], sum.exact ? &sum.x[c] : NULL, sc__class_size(c), orphans);
   }
   return !sum.pages_missed;
 }
@@ -221,26 +211,13 @@ static void snapshot_fallback(struct sc_stats *out, bool unlocked) {
   /* Blocks glibc made before we loaded may be freed through us: the sum
    * can wrap below zero (shown as it is, as before). */
   out->fallback.live_bytes = out->fallback.total_bytes - t.bytes_freed - SHARED(bytes_freed);
-  out->fallback.peak_live_bytes = sc__exact_on() ? SHARED(peak_live_bytes) : 0;
+  /* Kept by exact statistics only (exact.c). */
+  out->fallback.peak_live_bytes = (sc__features & SC_FEATURE_EXACT) ? SHARED(peak_live_bytes) : 0;
 #undef SHARED
 }
 
-/** Frame and purge figures from their modules. */
-static void snapshot_frames_purge(struct sc_stats *out) {
-  sc_frame_stats_t fs;
-  sc__frame_stats(&fs);
-  out->frames.frames = fs.frames;
-  out->frames.warmup_frames = fs.warmup_frames;
-  out->frames.max_allocs = fs.max_allocs;
-  out->frames.total_allocs = fs.total_allocs;
-  out->frames.total_frees = fs.total_frees;
-  out->frames.total_fresh_carves = fs.total_fresh_carves;
-  out->frames.total_bytes = fs.total_bytes;
-  out->frames.zero_fresh_frames = fs.zero_fresh_frames;
-  out->frames.last_allocs = fs.last_allocs;
-  out->frames.last_frees = fs.last_frees;
-  out->frames.last_fresh_carves = fs.last_fresh_carves;
-  out->frames.last_bytes = fs.last_bytes;
+/** The memory-return figures (purge.c, sys_trim.c). */
+static void snapshot_purge(struct sc_stats *out) {
   sc_purge_stats_t ps;
   sc__purge_stats(&ps);
   out->purge.purges = ps.purges;
@@ -253,16 +230,18 @@ void sc__stats_snapshot(struct sc_stats *out, bool unlocked) {
   memset(out, 0, sizeof(*out));
   /* 1. Per-class figures from every arena, and their totals. */
   bool complete = sc__stats_classes(out->classes, unlocked);
-  out->tracked = (complete ? SC_TRACKED_COUNTS : 0) | (sc__exact_on() ? SC_TRACKED_EXACT : 0);
+  bool exact = (sc__features & SC_FEATURE_EXACT) != 0;
+  out->tracked = (complete ? SC_TRACKED_COUNTS : 0) | (exact ? SC_TRACKED_EXACT : 0);
   if (unlocked)
     sc__arena_counts_unlocked(&out->arenas.created, &out->arenas.live, &out->arenas.adopted);
   else
     sc__arena_counts(&out->arenas.created, &out->arenas.live, &out->arenas.adopted);
   out->arenas.threads = out->arenas.created + out->arenas.adopted;
   for (unsigned c = 0; c < SC_CLASSES; c++) add_totals(&out->totals, &out->classes[c]);
-  /* 2. The other modules and the process. */
+  /* 2. The other modules, the features (the frame figures) and the process. */
   snapshot_fallback(out, unlocked);
-  snapshot_frames_purge(out);
+  snapshot_purge(out);
+  sc__seam_stats(out);
   out->process.pid = (uint64_t)getpid();
   read_rss(&out->process.peak_rss_bytes, &out->process.rss_bytes);
   uint64_t now = sc__os_now_ns();
