@@ -14,14 +14,18 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS_LIB := -std=gnu11 -O2 -g $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
               -fno-plt -fno-semantic-interposition -Iinclude -Isrc -DSC_HARDEN=$(SC_HARDEN) \
               -D_GNU_SOURCE $(EXTRA_CFLAGS)
-# libgcc_s: the allocation sites' stack walker (src/unwind.c) calls its
+# libgcc_s: the allocation sites' stack walker (src/features/stack.c) calls its
 # _Unwind_Backtrace, bound when the library loads (a program linking the
 # static archive gets it from the compiler driver's default libgcc_s/libgcc_eh).
 LDLIBS_LIB := -lpthread -ldl -lgcc_s
 
-# src/mark/text_begin.c first and src/mark/text_end.c last: their labels
-# bracket the library's code in every section (src/mark/text_mark.h).
-LIB_SRCS := src/mark/text_begin.c $(wildcard src/*.c) shim/shim.c shim/cxx.c src/mark/text_end.c
+# The library's layers, bottom up (src/README.md): each may include only
+# those before it. src/mark/text_begin.c first and src/mark/text_end.c last:
+# their labels bracket the library's code in every section
+# (src/mark/text_mark.h).
+LIB_LAYERS := util core features report api
+LIB_SRCS := src/mark/text_begin.c $(foreach l,$(LIB_LAYERS),$(sort $(wildcard src/$(l)/*.c))) \
+            shim/shim.c shim/cxx.c src/mark/text_end.c
 LIB_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(LIB_SRCS))
 LIB_DEPS := $(LIB_OBJS:.o=.d)
 

@@ -69,7 +69,7 @@ SC_SYS_TO_ASAN := -D__libc_malloc=malloc -D__libc_calloc=calloc -D__libc_realloc
 ASAN_LIB_OBJS := $(patsubst %.c,$(ASAN_DIR)/obj/%.o,$(LIB_SRCS))
 ASAN_TEST_BINS := $(patsubst tests/%.c,$(ASAN_DIR)/tests/%,$(TEST_SRCS))
 
-$(ASAN_DIR)/obj/src/fallback.o: ASAN_EXTRA := $(SC_SYS_TO_ASAN) -fno-builtin
+$(ASAN_DIR)/obj/src/core/fallback.o: ASAN_EXTRA := $(SC_SYS_TO_ASAN) -fno-builtin
 $(ASAN_DIR)/obj/shim/shim.o: ASAN_EXTRA := $(SC_RENAME)
 # ASan brings its own operator new and delete.
 $(ASAN_DIR)/obj/shim/cxx.o: ASAN_EXTRA := -DSC_NO_CXX_OPERATORS

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "core/config.h"
 
 /* What a scenario needs from its host. */
 typedef struct {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core_util.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "sizeclass.h"
 
 /* ---- counters summed over arenas ---------------------------------------- */

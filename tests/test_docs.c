@@ -132,7 +132,7 @@ Test(docs, sizeclass7_documents_every_environment_variable) {
    * the library only knows so as not to call it an unknown setting; the
    * table itself is checked both ways by tests/test_settings.c). */
   char *vars = sh_ok(30,
-                     "grep -ohE '\"SIZECLASS_[A-Z0-9_]+' src/*.c src/*.h shim/*.c | "
+                     "grep -ohE '\"SIZECLASS_[A-Z0-9_]+' -r src shim --include='*.[ch]' | "
                      "tr -d '\"' | grep -vx SIZECLASS_LIB | sort -u");
   char *page = slurp("man/sizeclass.7");
   const char *env = strstr(page, "\n.SH ENVIRONMENT\n");

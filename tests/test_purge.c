@@ -17,8 +17,8 @@
 #include <time.h>
 
 #include "core_util.h"
-#include "internal.h"
-#include "purge.h"
+#include "core/internal.h"
+#include "core/purge.h"
 #include "sizeclass.h"
 
 #define MIB ((size_t)1 << 20)

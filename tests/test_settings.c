@@ -1,4 +1,4 @@
-/* test_settings.c — the one table of settings (src/settings.c, issue 19):
+/* test_settings.c — the one table of settings (src/util/settings.c, issue 19):
  * every documented behaviour works the same whether a setting comes from
  * the environment, the program's sizeclass_options string or
  * sc_option_set(); every bad value of every setting gets one warning in
@@ -15,7 +15,7 @@
 #include <ctype.h>
 
 #include "core_util.h"
-#include "settings.h"
+#include "util/settings.h"
 #include "sizeclass.h"
 #include "stats_util.h"
 
@@ -751,7 +751,8 @@ Test(settings, using_md_has_the_generated_table, .timeout = 60) {
   cr_assert_not_null(table);
   cr_assert_eq(rc, 0);
   char *doc = slurp("docs/using.md");
-  const char *begin = "<!-- settings: generated from src/settings.c by `make settings-doc` -->\n";
+  const char *begin =
+      "<!-- settings: generated from src/util/settings.c by `make settings-doc` -->\n";
   const char *at = strstr(doc, begin);
   cr_assert_not_null(at, "docs/using.md has the settings markers");
   at += strlen(begin);

@@ -11,7 +11,7 @@
 
 #include "sites_util.h"
 #include "sizeclass.h"
-#include "stack.h"
+#include "features/stack.h"
 
 /* The known sites of `sites_prog exact`. */
 typedef struct {
