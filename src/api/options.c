@@ -12,8 +12,8 @@
 #include "core/seam.h"
 #include "util/settings.h"
 #include "sizeclass.h"
-#include "core/stats.h"
 #include "features/timeline.h"
+#include "report/report.h"
 
 /** Let the module that uses setting id take its new value; false when it
  * no longer can (settings.h: sc_setting_when_t). */

@@ -57,6 +57,9 @@
  * slow path, trims, or exits). */
 #define SC_REMOTE_BATCH 32
 
+/** Most frames an allocation site's stack keeps (the innermost ones). */
+#define SC_UNWIND_DEPTH 32
+
 /** User-space addresses we register: below 2^47 (x86-64 4-level paging). */
 #define SC_ADDRESS_BITS 47
 /** Entries of the segment map: one byte per possible segment below 2^47. */

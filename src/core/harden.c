@@ -5,6 +5,7 @@
  * state. */
 #include <stdlib.h>
 
+#include "core/internal.h"
 #include "util/diag.h"
 
 void sc__warn(const char *msg) {

@@ -10,6 +10,7 @@
 
 #include "core/internal.h"
 #include "core/seam.h"
+#include "core/snapshot.h"
 
 uintptr_t sc__secret;
 uintptr_t sc__key_secret;
@@ -68,6 +69,7 @@ static void fork_child(void) {
 /* The statistics dump and the frame statistics arm themselves from their
  * own constructors: the allocator core does not depend on them. */
 __attribute__((constructor)) static void sc_constructor(void) {
+  sc__stats_start_ns = sc__os_now_ns(); /* the report's wall time counts from here */
   sc__init();
   sc__sys_bind();
   sc__sys_trim_init();

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/config.h"
+#include "util/os.h"
 
 /* Everything declared from here on is internal to the library: hidden, so
  * that its variables are read without a detour through the GOT. */
@@ -274,9 +275,6 @@ struct sc_arena_s {
   sc_exact_t exact; /* exact statistics (exact.h) */
 };
 
-/* ---- size_class.c ---------------------------------------------------- */
-extern const uint8_t sc__class_of_granule[SC_BUCKETS];
-
 /* ---- init.c ---------------------------------------------------------- */
 /** Secret mixed into free-list links; set once at init. */
 extern uintptr_t sc__secret;
@@ -285,21 +283,6 @@ extern uintptr_t sc__secret;
 extern uintptr_t sc__key_secret;
 /** Make the process-wide state ready; cheap and idempotent. */
 void sc__init(void);
-
-/* ---- os.c ------------------------------------------------------------ */
-/** mmap `size` bytes aligned to `align`; NULL when the OS refuses. */
-void *sc__os_map_aligned(size_t size, size_t align);
-void sc__os_unmap(void *p, size_t size);
-/** Return a range's physical memory to the OS; keeps it mapped. */
-bool sc__os_purge(void *p, size_t size);
-/** Map `size` bytes that cannot be touched (PROT_NONE, no swap reserved);
- * NULL when refused. */
-void *sc__os_reserve(size_t size);
-/** Make a range readable and writable, or untouchable; false on failure. */
-bool sc__os_protect(void *p, size_t size, bool accessible);
-uint64_t sc__os_now_ns(void);
-/** Write all of buf to fd, retrying on EINTR; never allocates. */
-void sc__os_write_all(int fd, const char *buf, size_t len);
 
 /* ---- segment.c ------------------------------------------------------- */
 extern _Atomic(uint8_t) sc__segment_map[SC_SEGMENT_MAP_SIZE];

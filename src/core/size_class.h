@@ -1,8 +1,17 @@
-/* size_class.h — the mapping from request size to size class. */
+/* size_class.h — the mapping from request size to size class (the table
+ * is size_class.c's). Constants and arithmetic only: the report reads it
+ * too (snapshot.h). */
 #ifndef SC_SIZE_CLASS_H
 #define SC_SIZE_CLASS_H
 
-#include "core/internal.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/config.h"
+
+/** The class of each request granule: entry i serves requests of
+ * (i-1)*16+1 .. i*16 bytes, entry 0 malloc(0). */
+extern const uint8_t sc__class_of_granule[SC_BUCKETS] __attribute__((visibility("hidden")));
 
 /** Histogram bucket of a request of n <= 1024 bytes: 0 for n = 0, else
  * ceil(n / 16). The same index selects the class in the lookup table. */

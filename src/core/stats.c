@@ -9,7 +9,7 @@
 #include "core/purge.h"
 #include "core/seam.h"
 #include "core/size_class.h"
-#include "core/stats.h"
+#include "core/snapshot.h"
 
 uint64_t sc__stats_start_ns;
 

@@ -25,8 +25,8 @@
 #include "core/internal.h"
 #include "util/settings.h"
 #include "sizeclass.h"
-#include "core/stats.h"
 #include "features/timeline.h"
+#include "core/snapshot.h"
 
 /* Counter sums at one instant. */
 typedef struct totals_s {

@@ -22,9 +22,9 @@
 #include "util/settings.h"
 #include "features/sites.h"
 #include "core/size_class.h"
-#include "core/stats.h"
 #include "util/symbolize.h"
 #include "features/timeline.h"
+#include "core/snapshot.h"
 
 enum { MODE_OFF = 0, MODE_WARN = 1, MODE_ABORT = 2 };
 enum { API_NONE = 0, API_ON = 1, API_OFF = 2 };

@@ -33,6 +33,7 @@
 #include "features/guard.h"
 #include "util/settings.h"
 #include "core/size_class.h"
+#include "util/symbolize.h"
 
 /* ---- settings ---------------------------------------------------------------------- */
 
@@ -420,6 +421,7 @@ uint64_t sc__sites_overflowed(void) {
 }
 
 bool sc__sites_folded(const char **path) {
+  sc__init(); /* the features are decided (a constructor may ask first) */
   *path = cfg.folded;
   return sc__sites_on() && cfg.format == FORMAT_FOLDED;
 }
@@ -427,6 +429,46 @@ bool sc__sites_folded(const char **path) {
 bool sc__sites_report_implied(void) {
   sc__init();
   return sc__sites_on() && cfg.implied;
+}
+
+/* ---- one line naming a site, for guard pages' reports ------------------------------------ */
+
+/** Frames named on the line, and the room for a location. */
+#define DESCRIBE_NAMES 4
+#define DESCRIBE_LOC_CAP 1100
+
+/** Append s to buf[*n..cap). */
+static void add_str(char *buf, size_t cap, size_t *n, const char *s) {
+  while (*s && *n + 1 < cap) buf[(*n)++] = *s++;
+}
+
+size_t sc__sites_describe(uint64_t site, char *buf, size_t cap) {
+  uint32_t count;
+  const sc_site_t *sites = sc__sites_table(&count);
+  size_t n = 0;
+  if (cap == 0 || site == 0 || site > count || sites == NULL) return 0;
+  const sc_site_t *s = &sites[site - 1];
+  sc_symbolizer_t *sym = sc__sym_open(false); /* a fault handler: no loader lock */
+  if (sym == NULL) return 0;
+  sc_frame_info_t info[SC_UNWIND_DEPTH];
+  unsigned first = 0, shown = 0;
+  for (unsigned i = 0; i < s->depth; i++) sc__sym_frame(sym, s->pcs[i], &info[i]);
+  while (first < s->depth && info[first].allocator) first++;
+  if (first == s->depth) first = 0;
+  for (unsigned i = first; i < s->depth && shown < DESCRIBE_NAMES; i++, shown++) {
+    if (shown > 0 && info[i].allocator) break; /* the C library's start-up */
+    if (shown > 0) add_str(buf, cap, &n, " < ");
+    add_str(buf, cap, &n, info[i].name != NULL ? info[i].name : "??");
+  }
+  if (s->depth > first) {
+    char loc[DESCRIBE_LOC_CAP];
+    sc__sym_location(loc, sizeof(loc), &info[first]);
+    add_str(buf, cap, &n, " (");
+    add_str(buf, cap, &n, loc);
+    add_str(buf, cap, &n, ")");
+  }
+  sc__sym_close(sym);
+  return n;
 }
 
 /* ---- fork ------------------------------------------------------------------------------ */

@@ -6,10 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#pragma GCC visibility push(hidden)
+#include "core/config.h" /* SC_UNWIND_DEPTH */
 
-/** Most frames a stack keeps (the innermost ones). */
-#define SC_UNWIND_DEPTH 32
+#pragma GCC visibility push(hidden)
 
 /** Fill pcs[0..max) with the calling thread's stack, innermost first,
  * starting at the first frame outside libsizeclass (the program's call of

@@ -6,8 +6,8 @@
 
 #include <stdbool.h>
 
-#include "report/emit.h"
 #include "core/internal.h"
+#include "core/snapshot.h" /* the frame record and what the report reads */
 #include "sizeclass.h"
 
 #pragma GCC visibility push(hidden)
@@ -19,10 +19,6 @@ extern _Atomic uint64_t sc__frame_now;
  * over every arena now. Keeps the frame's per-class figures and runs the
  * steady-state check's end-of-frame part. Called under the mark lock. */
 void sc__timeline_mark(uint64_t frame, const struct sc_class_stats cls[SC_CLASSES]);
-
-/** The report's "frame_timeline" key (text: the last frames), null when
- * SIZECLASS_FRAME_HISTORY=0. `exact`: requested bytes were tracked. */
-void sc__report_timeline(sc_emitter_t *e, bool exact);
 
 /** True once the first mark has made the ring (SIZECLASS_FRAME_HISTORY
  * can no longer change). */

@@ -4,7 +4,7 @@
  * keep malloc's 16 B alignment) would take every request of S/2+1 ... 3S/4
  * bytes, saving S/4 bytes on each. The request histogram has 16 B buckets,
  * so the count of such requests is exact. */
-#include "core/stats.h"
+#include "report/report.h"
 
 /** Bucket of the largest request of b bytes or less (b a multiple of 16). */
 static unsigned bucket_upto(uint64_t b) { return (unsigned)(b >> SC_GRANULE_SHIFT); }

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "core/internal.h"
+#include "util/os.h"
 
 /* Text layout of key/value pairs: label and value widths, pairs a line. */
 #define KV_LABEL_WIDTH 18

@@ -8,8 +8,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/internal.h"
-
 #pragma GCC visibility push(hidden)
 
 /** Bytes of the command line kept; a longer one is cut (at a character

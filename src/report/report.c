@@ -1,12 +1,9 @@
 /* report.c — what the statistics report says, in which order, under which
  * keys and headers (docs/stats.md). It describes each section once to the
  * emitter (emit.c), which renders text or JSON from the same values. */
-#include "report/emit.h"
-#include "core/feature_bits.h"
 #include "report/proc_info.h"
 #include "report/report_sites.h"
-#include "core/stats.h"
-#include "features/timeline.h"
+#include "report/report.h"
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)

@@ -12,15 +12,16 @@
 #include "report/report_sites.h"
 
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "util/settings.h"
-#include "features/sites.h"
-#include "core/stats.h"
-#include "core/size_class.h"
 #include "util/symbolize.h"
+#include "report/report.h"
+#include "util/os.h"
+#include "util/path.h"
 
 #define TOP 5      /* sites per ranking per class, in JSON */
 #define TEXT_TOP 3 /* ... in text */
@@ -135,24 +136,6 @@ static void pick_all(work_t *w) {
 /* ---- frames ------------------------------------------------------------------------------------
  */
 
-/** "module+0xoffset" into out (cap bytes). */
-static void format_location(char *out, size_t cap, const sc_frame_info_t *f) {
-  static const char hex[] = "0123456789abcdef";
-  size_t n = strlen(f->module);
-  if (n > cap - 24) n = cap - 24;
-  memcpy(out, f->module, n);
-  out[n++] = '+';
-  out[n++] = '0';
-  out[n++] = 'x';
-  char digits[16];
-  unsigned k = 0;
-  uintptr_t v = f->offset;
-  do digits[k++] = hex[v & 15];
-  while ((v >>= 4) != 0);
-  while (k > 0) out[n++] = digits[--k];
-  out[n] = 0;
-}
-
 /** Name the frames of site s into w: from its innermost frame outside the
  * C library (all of them if every frame is the C library's) outwards. */
 static void describe(work_t *w, const sc_site_t *s) {
@@ -166,7 +149,7 @@ static void describe(work_t *w, const sc_site_t *s) {
     unsigned k = w->nframes++;
     w->names[k] = info[i].name != NULL ? info[i].name : "??";
     w->libc[k] = info[i].allocator;
-    format_location(w->loc_buf[k], LOC_CAP, &info[i]);
+    sc__sym_location(w->loc_buf[k], LOC_CAP, &info[i]);
     w->locs[k] = w->loc_buf[k];
   }
   w->function = depth == 0 ? NULL : info[first].name;
@@ -343,42 +326,6 @@ void sc__report_sites(sc_emitter_t *e, bool may_lock) {
   work_close(w);
 }
 
-/* ---- one line, for guard pages' reports ------------------------------------------------ */
-
-/** Append s to buf[*n..cap). */
-static void add_str(char *buf, size_t cap, size_t *n, const char *s) {
-  while (*s && *n + 1 < cap) buf[(*n)++] = *s++;
-}
-
-size_t sc__sites_describe(uint64_t site, char *buf, size_t cap) {
-  uint32_t count;
-  const sc_site_t *sites = sc__sites_table(&count);
-  size_t n = 0;
-  if (cap == 0 || site == 0 || site > count || sites == NULL) return 0;
-  const sc_site_t *s = &sites[site - 1];
-  sc_symbolizer_t *sym = sc__sym_open(false); /* a fault handler: no loader lock */
-  if (sym == NULL) return 0;
-  sc_frame_info_t info[SC_UNWIND_DEPTH];
-  unsigned first = 0, shown = 0;
-  for (unsigned i = 0; i < s->depth; i++) sc__sym_frame(sym, s->pcs[i], &info[i]);
-  while (first < s->depth && info[first].allocator) first++;
-  if (first == s->depth) first = 0;
-  for (unsigned i = first; i < s->depth && shown < TEXT_NAMES; i++, shown++) {
-    if (shown > 0 && info[i].allocator) break; /* the C library's start-up */
-    if (shown > 0) add_str(buf, cap, &n, " < ");
-    add_str(buf, cap, &n, info[i].name != NULL ? info[i].name : "??");
-  }
-  if (s->depth > first) {
-    char loc[LOC_CAP];
-    format_location(loc, sizeof(loc), &info[first]);
-    add_str(buf, cap, &n, " (");
-    add_str(buf, cap, &n, loc);
-    add_str(buf, cap, &n, ")");
-  }
-  sc__sym_close(sym);
-  return n;
-}
-
 /* ---- folded stacks -------------------------------------------------------------------------- */
 
 /** Append s to the line (control characters, ';' and ' ' become '_'). */
@@ -448,7 +395,5 @@ void sc__report_sites_arm(void) {
   armed = true;
 }
 
-__attribute__((constructor)) static void report_sites_on_load(void) {
-  sc__init();
-  sc__report_sites_arm();
-}
+/* Armed at load (sc__sites_folded decides the features first). */
+__attribute__((constructor)) static void report_sites_on_load(void) { sc__report_sites_arm(); }

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,9 @@
 #include <unistd.h>
 
 #include "util/settings.h"
-#include "features/sites.h"
-#include "core/stats.h"
+#include "report/report.h"
+#include "util/os.h"
+#include "util/path.h"
 
 #define PATH_CAP 4096
 /* The report's copy of fd 1 or 2 sits at or above this number, out of the
@@ -62,29 +64,6 @@ static struct sigaction prev_action; /* what that signal had before */
 static _Atomic int dumping;
 
 /* ---- the destination ---------------------------------------------------------- */
-
-/** out = tmpl with %p replaced by pid and %% by %; false if it won't fit. */
-bool sc__expand_pid_path(char *out, size_t cap, const char *tmpl, uint64_t pid) {
-  size_t n = 0;
-  for (const char *t = tmpl; *t; t++) {
-    char digits[24];
-    size_t k = 0;
-    if (t[0] == '%' && t[1] == 'p') {
-      uint64_t v = pid; /* every %p gets the whole pid */
-      do digits[k++] = (char)('0' + v % 10);
-      while ((v /= 10) != 0);
-      if (n + k >= cap) return false;
-      while (k > 0) out[n++] = digits[--k];
-      t++;
-      continue;
-    }
-    if (t[0] == '%' && t[1] == '%') t++;
-    if (n + 1 >= cap) return false;
-    out[n++] = *t;
-  }
-  out[n] = 0;
-  return true;
-}
 
 /** True when the report file can be written: we may create it (the test
  * file is removed again) or open the existing one for writing. */
@@ -291,7 +270,4 @@ void sc__stats_dump_configure(void) {
 
 /* Armed once at load (its own constructor: the allocator core does not
  * depend on the report). */
-__attribute__((constructor)) static void stats_on_load(void) {
-  sc__stats_start_ns = sc__os_now_ns();
-  sc__stats_dump_configure();
-}
+__attribute__((constructor)) static void stats_on_load(void) { sc__stats_dump_configure(); }

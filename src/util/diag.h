@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/internal.h"
+#include "util/os.h"
 
 /** A line under construction; longer text is cut, never overflows. */
 typedef struct {

@@ -1,11 +1,12 @@
-/* os.c — every call into the operating system's memory and time services
- * lives here, so the rest of the allocator never sees mmap or errno. */
+/* os.c — every call into the operating system's memory, time and output
+ * services lives here (os.h), so the rest of the library never sees mmap
+ * or errno. */
 #include <errno.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "util/os.h"
 
 /** mmap anonymous memory; NULL (never MAP_FAILED) when refused. */
 static void *map_anonymous(size_t size) {

@@ -17,8 +17,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "core/internal.h"
-#include "features/sites.h" /* the sampling rates */
+#include "util/os.h"
 
 /* A program may define this (NAME=value words separated by spaces, commas
  * or semicolons); the library reads it when it starts. */

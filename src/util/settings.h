@@ -107,6 +107,12 @@ enum { SC_FRAME_CHECK_OFF = 0, SC_FRAME_CHECK_WARN = 1, SC_FRAME_CHECK_ABORT = 2
 enum { SC_SYSTEM_TRIM_PACED = 0, SC_SYSTEM_TRIM_GLIBC = 1 };
 /** The value of a PATH setting given a path (its text holds it). */
 #define SC_SETTING_PATH 3
+/** Sampling rate of SIZECLASS_SITES=on: about one allocation per this
+ * many requested bytes (docs/performance.md: its cost and accuracy). */
+#define SC_SITES_DEFAULT_RATE ((uint64_t)256 << 10)
+/** Largest SIZECLASS_SITES rate accepted (the sites' weights must fit
+ * their address map's 40 bits: features/sites.h). */
+#define SC_SITES_MAX_RATE ((uint64_t)1 << 27)
 
 /** Read every setting, once (later calls return at once). */
 void sc__settings_load(void);

@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "util/os.h"
 
 /* glibc >= 2.35; a weak reference, so that an older glibc loads us too. */
 extern int _dl_find_object(void *pc, struct dl_find_object *result) __attribute__((weak));
@@ -305,4 +305,21 @@ void sc__sym_frame(sc_symbolizer_t *s, uintptr_t pc, sc_frame_info_t *out) {
   }
   c->pc = pc;
   c->info = *out;
+}
+
+void sc__sym_location(char *out, size_t cap, const sc_frame_info_t *f) {
+  static const char hex[] = "0123456789abcdef";
+  size_t n = strlen(f->module);
+  if (n > cap - 24) n = cap - 24;
+  memcpy(out, f->module, n);
+  out[n++] = '+';
+  out[n++] = '0';
+  out[n++] = 'x';
+  char digits[16];
+  unsigned k = 0;
+  uintptr_t v = f->offset;
+  do digits[k++] = hex[v & 15];
+  while ((v >>= 4) != 0);
+  while (k > 0) out[n++] = digits[--k];
+  out[n] = 0;
 }

@@ -8,6 +8,7 @@
 #define SC_SYMBOLIZE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #pragma GCC visibility push(hidden)
@@ -30,6 +31,9 @@ sc_symbolizer_t *sc__sym_open(bool may_lock);
 void sc__sym_frame(sc_symbolizer_t *s, uintptr_t pc, sc_frame_info_t *out);
 /** Unmap everything the symbolizer mapped. */
 void sc__sym_close(sc_symbolizer_t *s);
+/** "module+0xoffset" of frame f (what scripts/sc-addr2line takes) into out
+ * (cap >= 32 bytes; a longer module path is cut). */
+void sc__sym_location(char *out, size_t cap, const sc_frame_info_t *f);
 
 #pragma GCC visibility pop
 
