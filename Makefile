@@ -32,7 +32,7 @@ LIB_DEPS := $(LIB_OBJS:.o=.d)
 SO  := $(BUILD)/libsizeclass.so
 AR_LIB := $(BUILD)/libsizeclass.a
 
-.PHONY: all lib test clean format lint check-format
+.PHONY: all lib test clean format lint check-format layers
 all: lib
 lib: $(SO) $(AR_LIB)
 
@@ -106,9 +106,14 @@ format:
 	clang-format -i $(FORMAT_FILES)
 check-format:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
-lint:
+lint: layers
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --suppress=missingIncludeSystem --inline-suppr -Iinclude -Isrc src shim
+# The layers of src/ (src/README.md): what each folder may include, and call
+# (the objects' symbols). Silent when they hold; tests/test_layers.c runs the
+# same check in `make test` and shows that it fails when a rule breaks.
+layers: lib
+	@python3 scripts/check-layers.py --objects $(OBJDIR)
 
 -include $(wildcard mk/*.mk)
 
