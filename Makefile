@@ -5,15 +5,20 @@
 CC       ?= cc
 CXX      ?= c++
 SC_HARDEN ?= 1
+# 1: the invariants that check themselves (src/core/config.h); the sanitizer
+# and stress targets build that way (mk/debug.mk), the default build never.
+SC_DEBUG ?= 0
 VERSION  := 0.1.0
 SOMAJOR  := 0
 
 BUILD    := build
 OBJDIR   := $(BUILD)/obj
 WARN     := -Wall -Wextra -Werror
-CFLAGS_LIB := -std=gnu11 -O2 -g $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
-              -fno-plt -fno-semantic-interposition -Iinclude -Isrc -DSC_HARDEN=$(SC_HARDEN) \
-              -D_GNU_SOURCE $(EXTRA_CFLAGS)
+# Expanded when used: an object directory may set SC_DEBUG for its own
+# objects (mk/debug.mk, mk/sanitize.mk).
+CFLAGS_LIB = -std=gnu11 -O2 -g $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+             -fno-plt -fno-semantic-interposition -Iinclude -Isrc -DSC_HARDEN=$(SC_HARDEN) \
+             -DSC_DEBUG=$(SC_DEBUG) -D_GNU_SOURCE $(EXTRA_CFLAGS)
 # libgcc_s: the allocation sites' stack walker (src/features/stack.c) calls its
 # _Unwind_Backtrace, bound when the library loads (a program linking the
 # static archive gets it from the compiler driver's default libgcc_s/libgcc_eh).
@@ -40,18 +45,22 @@ $(OBJDIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_LIB) -MMD -MP -c $< -o $@
 
+# $(call link_so,OBJECTS): the shared library $@ of a set of library objects.
+link_so = $(CC) -shared -Wl,-soname,libsizeclass.so.$(SOMAJOR) -Wl,-z,now -o $@ $(1) $(LDLIBS_LIB)
+# $(call link_ar,OBJECTS): the archive $@. It holds one relocatable object
+# made of every library object (next to $@'s objects), so that a program
+# linking it statically gets the whole library whenever it gets malloc:
+# modules that arm themselves from their own constructors (the statistics
+# dump, frame statistics, memory-return settings) come along.
+link_ar = rm -f $@ $(dir $@)obj/libsizeclass.o && \
+          $(LD) -r -o $(dir $@)obj/libsizeclass.o $(1) && ar rcs $@ $(dir $@)obj/libsizeclass.o
+
 $(SO): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libsizeclass.so.$(SOMAJOR) -Wl,-z,now -o $@ $(LIB_OBJS) $(LDLIBS_LIB)
+	$(call link_so,$(LIB_OBJS))
 	@ln -sf libsizeclass.so $(BUILD)/libsizeclass.so.$(SOMAJOR)
 
-# The archive holds one relocatable object made of every library object, so
-# that a program linking it statically gets the whole library whenever it
-# gets malloc: modules that arm themselves from their own constructors (the
-# statistics dump, frame statistics, memory-return settings) come along.
 $(AR_LIB): $(LIB_OBJS)
-	@rm -f $@ $(OBJDIR)/libsizeclass.o
-	$(LD) -r -o $(OBJDIR)/libsizeclass.o $(LIB_OBJS)
-	ar rcs $@ $(OBJDIR)/libsizeclass.o
+	$(call link_ar,$(LIB_OBJS))
 
 -include $(LIB_DEPS)
 

@@ -19,6 +19,8 @@
 #                system route (__libc_malloc & co.) goes to ASan's malloc, so
 #                blocks made by Criterion, libc or ASan are freed where they
 #                came from.
+# Both build the library's objects with SC_DEBUG=1 (src/core/config.h,
+# mk/debug.mk): the invariants check themselves under the sanitizers too.
 # Every sanitizer report is fatal (the suite fails).
 
 .PHONY: ubsan asan
@@ -38,6 +40,7 @@ UBSAN_DIR := $(BUILD)/ubsan
 UBSAN_LIB_OBJS := $(patsubst %.c,$(UBSAN_DIR)/obj/%.o,$(LIB_SRCS))
 UBSAN_TEST_BINS := $(patsubst tests/%.c,$(UBSAN_DIR)/tests/%,$(TEST_SRCS))
 
+$(UBSAN_DIR)/obj/%.o: SC_DEBUG = 1
 $(UBSAN_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_LIB) $(UBSAN_FLAGS) -MMD -MP -c $< -o $@
@@ -74,6 +77,7 @@ $(ASAN_DIR)/obj/shim/shim.o: ASAN_EXTRA := $(SC_RENAME)
 # ASan brings its own operator new and delete.
 $(ASAN_DIR)/obj/shim/cxx.o: ASAN_EXTRA := -DSC_NO_CXX_OPERATORS
 
+$(ASAN_DIR)/obj/%.o: SC_DEBUG = 1
 $(ASAN_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_LIB) $(ASAN_FLAGS) $(ASAN_EXTRA) -MMD -MP -c $< -o $@

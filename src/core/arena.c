@@ -53,16 +53,19 @@ static _Atomic int thread_exit_key_state; /* 0 none, 1 creating, 2 ready */
 
 /* A page is `queued` while linked in its class's queue. */
 static void queue_remove(sc_page_queue_t *q, sc_page_t *page) {
+  sc_assert(page->queued);
   sc__pq_remove(q, page);
   page->queued = 0;
 }
 
 static void queue_push_back(sc_page_queue_t *q, sc_page_t *page) {
+  sc_assert(!page->queued);
   sc__pq_push_back(q, page);
   page->queued = 1;
 }
 
 static void queue_push_front(sc_page_queue_t *q, sc_page_t *page) {
+  sc_assert(!page->queued);
   sc__pq_push_front(q, page);
   page->queued = 1;
 }
@@ -77,6 +80,7 @@ void sc__arena_refresh_current(sc_arena_t *a, unsigned c) {
   sc_page_t *old = a->current[c];
   /* An arena without a thread allocates from nothing (release_heads). */
   sc_page_t *head = a->owned ? a->queues[c].first : NULL;
+  sc_assert(head == NULL || head->queued);
   if (head == old) {
     if (head != NULL && a->purge.armed) head->used |= SC_USED_SLOW;
     return;
@@ -102,6 +106,7 @@ void sc__arena_refresh_current(sc_arena_t *a, unsigned c) {
 
 /** Prepare `page` of `seg` to serve class c, all of it to be carved. */
 static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigned c) {
+  sc_assert(page->arena == NULL && !page->queued && page->idle_since_ns == 0);
   unsigned shift = c + SC_MIN_SHIFT;
   uint8_t *start = sc__page_start(page);
   page->used = 0;
@@ -155,9 +160,11 @@ static sc_page_t *page_new(sc_arena_t *a, unsigned c) {
 void sc__page_after_free(sc_page_t *page) {
   sc_arena_t *a = page->arena;
   unsigned c = page->class_idx;
+  sc_assert(a != NULL && page->state == SC_PAGE_ACTIVE);
   if (page->used & SC_USED_SLOW) {
     if (page->queued) { /* a purge trap on the class head (purge.c) */
       sc__purge_poll(a);
+      sc_validate_page(page);
       return;
     }
     /* The page was full and out of its queue: it has room again. */
@@ -170,6 +177,8 @@ void sc__page_after_free(sc_page_t *page) {
    * page: it waits in the idle list until a class needs a page or the
    * purge delay passes. */
   if (page->used == 0 && page->queued) sc__purge_page_emptied(a, page);
+  sc_validate_page(page); /* it changed lists: the arena's too */
+  sc_validate_arena(a, false);
 }
 
 void sc__page_free_marked(void *p, sc_page_t *page) {
@@ -214,6 +223,7 @@ static void drain_remote(sc_arena_t *a) {
     sc_block_t *b = (sc_block_t *)head;
     sc_block_t *next = sc__decode(b->next);
     sc_page_t *page = sc__page_of(sc__segment_of(head), head);
+    sc_assert((page->used & SC_USED_COUNT) != 0);
     class_size = page->shared_mask + 1;
     a->counts[page->class_idx].drained++;
     if (sc__features != 0) sc__seam_drained(a, page, head);
@@ -221,7 +231,11 @@ static void drain_remote(sc_arena_t *a) {
     page->free = b;
     if ((int32_t)--page->used <= 0) sc__page_after_free(page);
     head = (uintptr_t)next;
+    /* The end of a run of one page's blocks. */
+    if (SC_DEBUG && (head == 0 || sc__page_of(sc__segment_of(head), head) != page))
+      sc_validate_page(page);
   }
+  sc_validate_arena(a, false);
 }
 
 /** Push the chain head..tail (linked with sc__encode) on owner's remote
@@ -272,6 +286,7 @@ static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
     sc__free_inline(b);
     return;
   }
+  sc_assert(page->arena != me || me == NULL);
   unsigned c = page->shared_class;
   map_free_remote(page, p);
   sc_arena_t *owner = seg->arena;
@@ -322,9 +337,14 @@ void *sc__arena_refill(sc_arena_t *a, unsigned c) {
      * reason than its being empty: features, a new arena). */
     if (sc__features != 0) sc__seam_before_take(page);
     sc_block_t *b = sc__page_take(page);
-    if (b != NULL) return b;
+    if (b != NULL) {
+      sc_validate_page(page);
+      sc_validate_arena(a, false);
+      return b;
+    }
     /* 2. The current page is exhausted: it leaves the queue until a free. */
     if (page != &sc__empty_page) {
+      sc_validate_page(page);
       queue_remove(&a->queues[c], page);
       page->used |= SC_USED_SLOW;
       sc__arena_refresh_current(a, c);
@@ -407,6 +427,7 @@ static void release_heads(sc_arena_t *a) {
 static void arena_abandon(void *arg) {
   sc_arena_t *a = arg;
   if (sc__thread.arena != a) return; /* stale value: a is not this thread's */
+  sc_validate_arena(a, true);        /* every page, before it is handed on */
   thread_bind(NULL);
   a->thread = NULL;
   a->bound = 0;

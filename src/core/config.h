@@ -12,6 +12,14 @@
 #define SC_HARDEN 1
 #endif
 
+/** Invariants that check themselves (validate.c): the sanitizer and
+ * stress builds set it to 1 (mk/sanitize.mk, mk/debug.mk), which makes the
+ * slow paths validate their page and arena and run their sc_asserts
+ * (internal.h). 0, the default, compiles every check out. */
+#ifndef SC_DEBUG
+#define SC_DEBUG 0
+#endif
+
 /** Number of size classes: 16, 32, 64, 128, 256, 512, 1024 bytes. */
 #define SC_CLASSES 7
 /** log2 of the smallest class. */

@@ -440,6 +440,31 @@ void sc__sys_trim_freed_shared(uint64_t bytes);
 bool sc__sys_trim_paced(void);
 uint64_t sc__sys_trim_count(void);
 
+/* ---- validate.c (SC_DEBUG builds, config.h) ------------------------------- */
+#if SC_DEBUG
+/** Page's invariants, as its owner sees them (the owner is running):
+ * geometry, carve pointer and high-water mark, the free list (links to
+ * carved block starts, free in the block map, no cycle), free-list length
+ * + used == blocks carved, blocks never carved free in the map. */
+void sc__page_validate(const sc_page_t *page);
+/** Arena a's invariants (its owner running, or a is nobody's and the
+ * caller holds the arena lock): class queues and idle lists linked both
+ * ways with the right pages and flags, each class allocating from its
+ * pinned head, the owner's slots in step, pages, idle and spare pages
+ * counted right, full pages full; with `pages`, every active page too. */
+void sc__arena_validate(const sc_arena_t *a, bool pages);
+/** "sizeclass: assertion failed: EXPR (FILE:LINE)", then abort(). */
+sc_noreturn sc_cold void sc__assert_fail(const char *expr, const char *file, unsigned line);
+#define sc_assert(cond) (sc_likely(cond) ? (void)0 : sc__assert_fail(#cond, __FILE__, __LINE__))
+#define sc_validate_page(page) sc__page_validate(page)
+#define sc_validate_arena(a, pages) sc__arena_validate((a), (pages))
+#else
+/* Nothing at all: the condition is not even evaluated. */
+#define sc_assert(cond) ((void)sizeof(!(cond)))
+#define sc_validate_page(page) ((void)sizeof(page))
+#define sc_validate_arena(a, pages) ((void)sizeof(a), (void)sizeof(pages))
+#endif
+
 /* ---- harden.c (the messages of misuse) ------------------------------------ */
 /** "sizeclass: <what> of 0x… (class N B)" (no class when class_size is 0),
  * then abort(). */

@@ -82,6 +82,7 @@ void sc__purge_stats(sc_purge_stats_t *out) {
 
 /** Park empty page p (already out of its queue) in the idle list of its class. */
 static void idle_push(sc_arena_t *a, sc_page_t *p, uint64_t now) {
+  sc_assert(p->idle_since_ns == 0 && (p->used & SC_USED_COUNT) == 0);
   p->queued = 0;
   p->used = 0;                           /* no pin, no trap: the count is zero */
   p->idle_since_ns = now != 0 ? now : 1; /* non-zero marks an idle page */
@@ -152,6 +153,7 @@ static bool traps_wanted(const sc_arena_t *a) {
 }
 
 void sc__purge_page_emptied(sc_arena_t *a, sc_page_t *page) {
+  sc_assert(page->queued && page->used == 0);
   sc__pq_remove(&a->queues[page->class_idx], page);
   idle_push(a, page, sc__os_now_ns());
   /* Traps are for an arena a thread allocates from, not one being handed on. */
@@ -255,6 +257,7 @@ static size_t batch_flush(sc_arena_t *a, batch_t *b) {
       sc__os_purge(sc__segment_record(seg, b->p[i]->index), run * sc__page_record_bytes);
     for (unsigned k = i; k < j; k++) {
       sc_page_t *p = b->p[k];
+      sc_assert(p->state == SC_PAGE_ACTIVE && p->used == 0 && !p->queued);
       if (ok) bytes += touched_bytes(p);
       deactivate(a, p);
       p->free = sc__list_end(p);

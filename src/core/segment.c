@@ -88,6 +88,7 @@ sc_segment_t *sc__segment_new(sc_arena_t *arena) {
 }
 
 void sc__segment_free(sc_segment_t *seg) {
+  sc_assert(seg->pages_active == 0);
   map_set((uintptr_t)seg, false);
   bool mine = lock_mine; /* a walk of this thread's may hold it already */
   if (!mine) lock();
