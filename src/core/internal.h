@@ -1,6 +1,8 @@
-/* internal.h — the types shared by the allocator's files and the functions
- * each file offers the others. Names: sc_ is public (include/), sc__ is
- * internal but shared between files, static functions carry no prefix. */
+/* internal.h — the types shared by the allocator's files (src/core/) and
+ * the functions each core file offers the others and the features. Names:
+ * sc_ is public (include/), sc__ is internal but shared between files,
+ * static functions carry no prefix. What the core calls in the features is
+ * seam.h; what the report reads is snapshot.h. */
 #ifndef SC_INTERNAL_H
 #define SC_INTERNAL_H
 

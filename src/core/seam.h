@@ -1,4 +1,8 @@
-/* seam.h — the one place where optional features plug into allocation.
+/* seam.h — the one place where optional features plug into allocation:
+ * the hooks the core declares and calls, and features/seam.c implements.
+ * The core calls nothing else of features/ (scripts/check-layers.py checks
+ * it on the objects), and calls a hook only while a feature is on
+ * (sc__features != 0), except the decision, fork and the snapshot's.
  *
  * Every optional feature (exact statistics, allocation sites, guard pages,
  * the checking mode, the steady-state check) is decided once, when the
@@ -21,8 +25,8 @@
  *   arena.c's remote path), with no test of its own.
  *
  * Exact statistics alone, and with sampled features, have their own
- * paths, which do their accounting inline (exact.h); any other mix takes
- * the general path, which reads sc__features. Blocks a feature makes
+ * paths, which do their accounting inline (features/exact.h); any other
+ * mix takes the general path, which reads sc__features. Blocks a feature makes
  * outside the segments (the guard pool) reach it through the *_foreign
  * hooks, which alloc.c asks while features are on before it hands a
  * pointer to the system allocator. */
