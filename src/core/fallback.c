@@ -10,6 +10,7 @@
  * process-wide live and peak, exact.c). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,15 @@ sc_fallback_shared_t sc__fallback_shared;
 /* glibc's malloc_usable_size and malloc_trim have no __libc_ alias; the
  * constructor finds them (never from inside malloc) in glibc itself: the
  * next definition after ours may be another allocator's (redis, for one,
- * links jemalloc), which must never be asked about glibc's blocks. */
+ * links jemalloc), which must never be asked about glibc's blocks. In
+ * mk/sanitize.mk's ASan build the system route is AddressSanitizer's
+ * malloc (the library's own malloc_usable_size is renamed there), whose
+ * blocks only its malloc_usable_size can measure: that one, from the start. */
+#if defined(__SANITIZE_ADDRESS__)
+static size_t (*sys_usable_size_fn)(void *) = malloc_usable_size;
+#else
 static size_t (*sys_usable_size_fn)(void *);
+#endif
 static int (*sys_trim_fn)(size_t);
 
 /** Usable size of live glibc block p, from its chunk header alone: the
@@ -79,10 +87,10 @@ void sc__sys_bind(void) {
   headers_are_glibcs = false;
 #else
   headers_are_glibcs = !valgrind_replaces_malloc();
-#endif
   /* Not found: the chunk header is read directly, and nothing is trimmed. */
   sys_usable_size_fn =
       (size_t(*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", SC_GLIBC_BASE_VERSION);
+#endif
   sys_trim_fn = (int (*)(size_t))dlvsym(RTLD_NEXT, "malloc_trim", SC_GLIBC_BASE_VERSION);
   sc__sys_refresh();
 }
