@@ -33,21 +33,43 @@
     sh_ok_;                                                                   \
   })
 
+/** A command that must succeed and print exactly `want` (stdout and
+ * stderr); `why` says what that shows. */
+#define sh_expect(timeout_s, want, why, ...)                        \
+  do {                                                              \
+    char *sh_x_ = sh_ok((timeout_s), __VA_ARGS__);                  \
+    cr_assert_str_eq(sh_x_, (want), "%s: %s", (why), #__VA_ARGS__); \
+    free(sh_x_);                                                    \
+  } while (0)
+
+/** The run r (proc_run.h) exited by itself with `code`. */
+#define cr_assert_exit(r, code)                                                             \
+  cr_assert(WIFEXITED((r)->status) && WEXITSTATUS((r)->status) == (code),                   \
+            "wait status %#x, not exit %d; stderr: %s", (unsigned)(r)->status, (int)(code), \
+            (r)->err)
+
 /** Make a private temporary directory /tmp/sc-<tag>-XXXXXX; its path into
- * dir (cap bytes). Also checks that the test runs from the source root. */
+ * dir (cap bytes). */
 static inline void cr_tmp_make(char *dir, size_t cap, const char *tag) {
   snprintf(dir, cap, "/tmp/sc-%s-XXXXXX", tag);
   cr_assert_not_null(mkdtemp(dir), "mkdtemp %s", dir);
-  cr_assert_eq(access("README.md", R_OK), 0, "tests run from the source root");
+}
+
+/** The test runs from the source root (as `make test` runs it): `file`,
+ * one of the tree's, is there. */
+static inline void cr_at_source_root(const char *file) {
+  cr_assert_eq(access(file, R_OK), 0, "tests run from the source root (no %s here)", file);
 }
 
 /** Remove a directory cr_tmp_make made, whatever it holds (nothing when
- * dir is empty: the test never made it). For a suite's .fini, pass or fail. */
-static inline void cr_tmp_remove(const char *dir) {
-  if (dir[0] == '\0') return;
+ * dir is empty: the test never made it); false, with a line on stderr,
+ * when it could not. For a suite's .fini too, pass or fail. */
+static inline bool cr_tmp_remove(const char *dir) {
+  if (dir[0] == '\0') return true;
   int rc;
   free(pr_sh(&rc, 60, "rm -rf '%s'", dir));
   if (rc != 0) fprintf(stderr, "could not remove %s\n", dir);
+  return rc == 0;
 }
 
 /** The whole file, NUL-terminated (free() it); the test fails when it

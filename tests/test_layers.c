@@ -16,6 +16,7 @@ TestSuite(layers, .fini = remove_tmp);
 /** A copy of the sources in tmp (src, shim, include, the script). */
 static void copy_tree(void) {
   cr_tmp_make(tmp, sizeof(tmp), "layers");
+  cr_at_source_root("scripts/check-layers.py");
   free(sh_ok(30, "cp -r src shim include scripts '%s'/", tmp));
 }
 
