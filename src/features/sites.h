@@ -3,9 +3,11 @@
  * countdown drawn from an exponential distribution, as tcmalloc and
  * jemalloc do) or recorded for every allocation.
  *
- * While the feature is on every allocation and free reaches the seam
- * (seam.c), which calls sc__sites_alloc and sc__sites_free. An allocation
- * costs a subtraction and a branch unless the countdown runs out; a free
+ * A class allocation is sampled when the seam's shared countdown runs out
+ * (seam.c: the calls until the next sample, sc__sites_draw_calls), a system
+ * one when its bytes run the thread's byte countdown out (sc__sites_due).
+ * A sampled class block is SC_MAP_SAMPLED in its page's map, so its free
+ * leaves the fast path by itself; the free of a block outside the segments
  * costs one load from a filter that says whether any sampled block lives
  * near its address. The sampled path (sites.c) walks the stack (stack.c),
  * finds or adds the stack's site in an mmap'd table and remembers the block
