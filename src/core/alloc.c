@@ -58,7 +58,7 @@ void *sc__realloc(void *p, size_t n) {
     bool freed = __atomic_load_n(state, __ATOMIC_RELAXED) == SC_MAP_FREE;
     /* A feature may hold freed blocks that are still live in the map (the
      * checking mode's quarantine). */
-    if (sc__features != 0 && sc__seam_realloc_freed(p)) freed = true;
+    if ((sc__features & SC_FEATURES_HOLD_FREED) && sc__seam_realloc_freed(p)) freed = true;
     if (sc_unlikely(freed)) sc__fatal_block("realloc of freed block", p, (unsigned)old_size);
     /* Same class: keep the block; only its requested size changes. */
     if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size) {

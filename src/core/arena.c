@@ -206,15 +206,16 @@ void sc__page_free_marked(void *p, sc_page_t *page) {
 
 /** True when u is the start of a block handed out from a page of arena a:
  * what every link of a's remote list must decode to. */
-static bool remote_link_ok(const sc_arena_t *a, uintptr_t u) {
+static sc_always_inline bool remote_link_ok(const sc_arena_t *a, uintptr_t u) {
   if (!sc__segment_owned(u) || sc__segment_of(u)->arena != a) return false;
   const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
   return page->arena == a && (u & page->block_mask) == 0 && u < (uintptr_t)page->carve_next;
 }
 
-/** Move every block other threads freed into this arena back to its page. */
-static void drain_remote(sc_arena_t *a) {
-  uintptr_t head = atomic_exchange_explicit(&a->remote_free, 0, memory_order_acquire);
+/** Move the blocks of list head (other threads' frees) back to their pages
+ * of arena a; `exact`: exact statistics see each (the seam). Written once,
+ * compiled twice: the default tier's loop has no call in it. */
+static sc_always_inline void drain_list(sc_arena_t *a, uintptr_t head, bool exact) {
   unsigned class_size = 0; /* class of the block whose link led to head */
   while (head != 0) {
     /* Check a link before following it: a use-after-free write into a
@@ -226,7 +227,7 @@ static void drain_remote(sc_arena_t *a) {
     sc_assert((page->used & SC_USED_COUNT) != 0);
     class_size = page->shared_mask + 1;
     a->counts[page->class_idx].drained++;
-    if (sc__features != 0) sc__seam_drained(a, page, head);
+    if (exact) sc__seam_drained(a, page, head);
     b->next = sc__encode(page->free);
     page->free = b;
     if ((int32_t)--page->used <= 0) sc__page_after_free(page);
@@ -235,6 +236,15 @@ static void drain_remote(sc_arena_t *a) {
     if (SC_DEBUG && (head == 0 || sc__page_of(sc__segment_of(head), head) != page))
       sc_validate_page(page);
   }
+}
+
+/** Move every block other threads freed into this arena back to its page. */
+static void drain_remote(sc_arena_t *a) {
+  uintptr_t head = atomic_exchange_explicit(&a->remote_free, 0, memory_order_acquire);
+  if (sc_unlikely(sc__features & SC_FEATURE_EXACT))
+    drain_list(a, head, true);
+  else
+    drain_list(a, head, false);
   sc_validate_arena(a, false);
 }
 

@@ -78,6 +78,7 @@
 #define sc_unlikely(x) __builtin_expect(!!(x), 0)
 #define sc_noinline __attribute__((noinline))
 #define sc_cold __attribute__((cold, noinline))
+#define sc_always_inline inline __attribute__((always_inline))
 #define sc_noreturn __attribute__((noreturn))
 #define sc_public __attribute__((visibility("default")))
 #define sc_tls __thread __attribute__((tls_model("initial-exec")))

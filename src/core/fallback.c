@@ -136,7 +136,8 @@ static void count_call(int call, const void *p, uint64_t bytes, bool made, uint6
       atomic_fetch_add_explicit(&s->bytes_freed, freed, memory_order_relaxed);
     }
   }
-  if (p != NULL && sc__features != 0) sc__seam_sys_live(a, (int64_t)(bytes - freed));
+  if (p != NULL && (sc__features & SC_FEATURE_EXACT))
+    sc__seam_sys_live(a, (int64_t)(bytes - freed));
 }
 
 /** Count block p of the system allocator, made by a call of kind `call`. */
@@ -204,7 +205,7 @@ static sc_noinline void sys_free_any(void *p) {
     atomic_fetch_add_explicit(&sc__fallback_shared.bytes_freed, bytes, memory_order_relaxed);
     sc__sys_trim_freed_shared(bytes);
   }
-  if (sc__features != 0) sc__seam_sys_live(a, -(int64_t)bytes);
+  if (sc__features & SC_FEATURE_EXACT) sc__seam_sys_live(a, -(int64_t)bytes);
   __libc_free(p);
 }
 

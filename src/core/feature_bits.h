@@ -30,6 +30,9 @@ enum {
 #define SC_FEATURES_EVERY_MALLOC (SC_FEATURE_EXACT | SC_FEATURE_CHECK | SC_FEATURE_FRAME_CHECK)
 /** Features that see a sample of mallocs, drawn by the countdown. */
 #define SC_FEATURES_SAMPLED (SC_FEATURE_SITES | SC_FEATURE_GUARD)
+/** Features that may hold freed class blocks still live in the block map
+ * (the checking mode's quarantine): realloc asks the seam about a block. */
+#define SC_FEATURES_HOLD_FREED SC_FEATURE_CHECK
 
 #pragma GCC visibility pop
 

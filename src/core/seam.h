@@ -98,15 +98,15 @@ bool sc__seam_realloc_foreign(void *p, size_t n, void **out);
 bool sc__seam_usable_foreign(const void *p, size_t *out);
 bool sc__seam_owns_foreign(const void *p);
 /** A block p of a's page, freed by another thread, was drained back into
- * its page (arena.c), while features are on. */
+ * its page (arena.c), while exact statistics are on: its accounting. */
 void sc__seam_drained(sc_arena_t *a, const sc_page_t *page, uintptr_t p);
 /** The system allocator's live bytes moved by delta (made: > 0, freed:
- * < 0) on a thread of arena a (NULL: one without), while features are on
- * (fallback.c). */
+ * < 0) on a thread of arena a (NULL: one without), while exact statistics
+ * are on (fallback.c). */
 void sc__seam_sys_live(sc_arena_t *a, int64_t delta);
-/** realloc() of class block p, live in the block map, while features are
- * on: true when a feature holds it freed (the checking mode's quarantine),
- * which makes the call a realloc of a freed block. */
+/** realloc() of class block p, live in the block map, while a feature
+ * that may hold freed blocks is on (SC_FEATURES_HOLD_FREED): true when it
+ * holds p, which makes the call a realloc of a freed block. */
 bool sc__seam_realloc_freed(const void *p);
 /** fork handlers of the features: 0 prepare, 1 parent, 2 child. */
 void sc__seam_fork(int phase);

@@ -20,9 +20,6 @@
  * the caller's registers where its arguments came in). */
 __attribute__((returns_nonnull)) void *sc__exact_new_peak(size_t n, size_t g, const sc_page_t *page,
                                                           void *b);
-/** The system allocator's live bytes moved by delta on a thread of arena a
- * (NULL: one without): the process-wide live and peak bytes. */
-void sc__exact_sys_live(sc_arena_t *a, int64_t delta);
 /** Add arena a's figures of every class into sums (a snapshot). */
 void sc__exact_sum(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]);
 #pragma GCC visibility pop
@@ -107,6 +104,51 @@ static inline void sc__exact_resize(sc_arena_t *a, uintptr_t p, size_t n) {
   uint16_t *req = sc__req_slot(page, p);
   a->exact.req_freed[page->shared_class] += *req - (uint64_t)n; /* wraps: live moves by n - req */
   *req = (uint16_t)n;
+}
+
+/* ---- the system allocator: process-wide live and peak bytes ---------------------- */
+
+/* Kept exactly while one thread runs; with more, each thread adds its
+ * share once it moved by SC_SYS_LIVE_SLACK bytes (so the peak may miss up
+ * to that much per thread: docs/stats.md). */
+
+/** A thread's share of the live bytes reaches the shared counter once it
+ * moved this far (or at once while it is the only thread). */
+#define SC_SYS_LIVE_SLACK ((int64_t)256 << 10)
+
+/** Add `delta` (two's complement for a decrease) to the live bytes and
+ * raise the peak if the sum passed it. */
+static inline void sc__exact_add_live_bytes(uint64_t delta) {
+  sc_fallback_shared_t *s = &sc__fallback_shared;
+  uint64_t live = atomic_fetch_add_explicit(&s->live_bytes, delta, memory_order_relaxed) + delta;
+  uint64_t peak = atomic_load_explicit(&s->peak_live_bytes, memory_order_relaxed);
+  while (live > peak && live < (UINT64_MAX >> 1) &&
+         !atomic_compare_exchange_weak_explicit(&s->peak_live_bytes, &peak, live,
+                                                memory_order_relaxed, memory_order_relaxed)) {
+  }
+}
+
+/** The system allocator's live bytes moved by delta on a thread of arena a
+ * (NULL: one without): the process-wide live and peak bytes. */
+static inline void sc__exact_sys_live(sc_arena_t *a, int64_t delta) {
+  if (a == NULL) {
+    sc__exact_add_live_bytes((uint64_t)delta);
+    return;
+  }
+  int64_t d = a->sys_live_delta + delta;
+  uint64_t created, live, adopted;
+  if (d >= SC_SYS_LIVE_SLACK || d <= -SC_SYS_LIVE_SLACK) {
+    a->sys_live_delta = 0;
+    sc__exact_add_live_bytes((uint64_t)d);
+    return;
+  }
+  sc__arena_counts_unlocked(&created, &live, &adopted);
+  if (live <= 1) { /* alone: exact */
+    a->sys_live_delta = 0;
+    sc__exact_add_live_bytes((uint64_t)d);
+    return;
+  }
+  a->sys_live_delta = d;
 }
 
 #endif /* SC_EXACT_H */

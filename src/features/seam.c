@@ -28,8 +28,6 @@
 #include "features/sites.h"
 #include "sizeclass.h"
 
-#define sc_always_inline inline __attribute__((always_inline))
-
 /* ---- the sampled features' countdown ------------------------------------------- */
 
 /* Per thread: calls until each sampled feature's next sample, and the value
@@ -222,16 +220,14 @@ bool sc__seam_usable_foreign(const void *p, size_t *out) {
 bool sc__seam_owns_foreign(const void *p) { return guard_has(p) && sc__guard_owns(p); }
 
 void sc__seam_drained(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
-  if (sc__exact_on()) sc__exact_drained(a, page, p);
+  sc__exact_drained(a, page, p);
 }
 
-void sc__seam_sys_live(sc_arena_t *a, int64_t delta) {
-  if (sc__exact_on()) sc__exact_sys_live(a, delta);
-}
+void sc__seam_sys_live(sc_arena_t *a, int64_t delta) { sc__exact_sys_live(a, delta); }
 
 bool sc__seam_realloc_freed(const void *p) {
   /* The quarantine's blocks carry the free key (check.c). */
-  return sc__check_on() && ((const sc_block_t *)p)->key == sc__free_key(p);
+  return ((const sc_block_t *)p)->key == sc__free_key(p);
 }
 
 void sc__seam_stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]) {
