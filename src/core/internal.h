@@ -461,10 +461,11 @@ sc_noreturn sc_cold void sc__assert_fail(const char *expr, const char *file, uns
 #define sc_validate_page(page) sc__page_validate(page)
 #define sc_validate_arena(a, pages) sc__arena_validate((a), (pages))
 #else
-/* Nothing at all: the condition is not even evaluated. */
+/* Nothing at all: an assertion's condition is not even evaluated (the
+ * validators' arguments are plain variables). */
 #define sc_assert(cond) ((void)sizeof(!(cond)))
-#define sc_validate_page(page) ((void)sizeof(page))
-#define sc_validate_arena(a, pages) ((void)sizeof(a), (void)sizeof(pages))
+#define sc_validate_page(page) ((void)(page))
+#define sc_validate_arena(a, pages) ((void)(a), (void)(pages))
 #endif
 
 /* ---- harden.c (the messages of misuse) ------------------------------------ */

@@ -272,6 +272,7 @@ static sc_cold void *alloc_refill(uint32_t f, sc_arena_t *a, size_t n, unsigned 
   if (sc_unlikely(b == NULL)) {
     b = sc__sys_memalign(sc__class_size(c), n); /* the OS refused a segment */
     if (b == NULL) errno = ENOMEM;
+    *fresh = false; /* the system's block: no carve */
     return b;
   }
   sc_page_t *page = a->current[c]; /* refill took b from the current page */
@@ -301,7 +302,6 @@ static sc_always_inline void *alloc_with(uint32_t f, sc_arena_t *a, size_t n, un
   } else {
     b = alloc_refill(f, a, n, c, &fresh);
     if (b == NULL) return NULL;
-    page = a->current[c];
   }
   if (sc_unlikely(due & SC_FEATURE_SITES) && sc__segment_owned((uintptr_t)b))
     sites_sampled(sc__page_of(sc__segment_of((uintptr_t)b), (uintptr_t)b), b, c, n);

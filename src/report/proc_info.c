@@ -105,7 +105,7 @@ void sc__proc_info(sc_proc_info_t *out) {
    * by a millisecond from one report to the next: the first answer is kept
    * (per process: a forked child starts anew), so that every report of a
    * process names the same start. */
-  static _Atomic uint64_t kept_pid, kept_start;
+  static uint64_t kept_pid, kept_start; /* read and written with __atomic_* */
   if (__atomic_load_n(&kept_pid, __ATOMIC_ACQUIRE) == out->pid) {
     out->start_unix_ms = __atomic_load_n(&kept_start, __ATOMIC_RELAXED);
     out->have_start = true;
