@@ -25,10 +25,11 @@ extern void __libc_free(void *p);
 
 sc_fallback_shared_t sc__fallback_shared;
 
-/* glibc's malloc_usable_size and malloc_trim have no __libc_ alias; the
- * constructor finds them (never from inside malloc) in glibc itself: the
- * next definition after ours may be another allocator's (redis, for one,
- * links jemalloc), which must never be asked about glibc's blocks. In
+/* glibc's malloc_usable_size has no __libc_ alias; the constructor finds
+ * it (never from inside malloc) in glibc itself: the next definition after
+ * ours may be another allocator's (redis, for one, links jemalloc), which
+ * must never be asked about glibc's blocks (sys_trim.c finds malloc_trim
+ * the same way). In
  * mk/sanitize.mk's ASan build the system route is AddressSanitizer's
  * malloc (the library's own malloc_usable_size is renamed there), whose
  * blocks only its malloc_usable_size can measure: that one, from the start. */
@@ -37,7 +38,6 @@ static size_t (*sys_usable_size_fn)(void *) = malloc_usable_size;
 #else
 static size_t (*sys_usable_size_fn)(void *);
 #endif
-static int (*sys_trim_fn)(size_t);
 
 /** Usable size of live glibc block p, from its chunk header alone: the
  * size word just before the block (bit 1 marks an mmapped chunk, whose
@@ -77,25 +77,17 @@ static size_t block_size(const void *p) {
   return sys_usable_size_fn((void *)p);
 }
 
-/* The version glibc gives these symbols on x86-64: another library's
- * unversioned definitions never match it. (dlopen of libc would work too,
- * but it allocates.) */
-#define SC_GLIBC_BASE_VERSION "GLIBC_2.2.5"
-
 void sc__sys_bind(void) {
 #if defined(__SANITIZE_ADDRESS__)
   headers_are_glibcs = false;
 #else
   headers_are_glibcs = !valgrind_replaces_malloc();
-  /* Not found: the chunk header is read directly, and nothing is trimmed. */
+  /* Not found: the chunk header is read directly. */
   sys_usable_size_fn =
       (size_t(*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", SC_GLIBC_BASE_VERSION);
 #endif
-  sys_trim_fn = (int (*)(size_t))dlvsym(RTLD_NEXT, "malloc_trim", SC_GLIBC_BASE_VERSION);
   sc__sys_refresh();
 }
-
-int sc__sys_trim(size_t pad) { return sys_trim_fn != NULL ? sys_trim_fn(pad) : 0; }
 
 size_t sc__sys_usable_size(const void *p) {
   if (sys_usable_size_fn != NULL) return sys_usable_size_fn((void *)p);

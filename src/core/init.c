@@ -14,7 +14,8 @@
 
 uintptr_t sc__secret;
 uintptr_t sc__key_secret;
-uint32_t sc__features; /* feature_bits.h: set by the features' decision (seam.h) */
+uint32_t sc__features;       /* feature_bits.h: set by the features' decision (seam.h) */
+uint64_t sc__stats_start_ns; /* snapshot.h: the library's load time */
 
 /* 0 = not started, 1 = in progress, 2 = ready. */
 static _Atomic int init_state;

@@ -401,6 +401,10 @@ void sc__arena_fork_parent(void);
 void sc__arena_fork_child(void);
 
 /* ---- fallback.c (the system allocator) -------------------------------- */
+/** The version glibc gives its allocator's symbols on x86-64: another
+ * library's unversioned definitions never match it (dlvsym; dlopen of libc
+ * would work too, but it allocates). */
+#define SC_GLIBC_BASE_VERSION "GLIBC_2.2.5"
 /** Counters of threads without an arena, and with exact statistics the
  * process-wide live and peak bytes (atomics). */
 typedef struct sc_fallback_shared_s {
@@ -415,8 +419,6 @@ void sc__sys_bind(void);
 /** Work out again whether the system route may skip its unusual cases
  * (glibc's headers, no feature on): after the features change. */
 void sc__sys_refresh(void);
-/** glibc's malloc_trim, when found; 0 otherwise. */
-int sc__sys_trim(size_t pad);
 void *sc__sys_malloc(size_t n);
 void *sc__sys_calloc(size_t count, size_t size);
 void *sc__sys_realloc(void *p, size_t n);
@@ -438,6 +440,8 @@ void sc__sys_trim_poll(void);
 /** A thread without an arena freed `bytes` of system blocks (one shared,
  * atomic count of them). */
 void sc__sys_trim_freed_shared(uint64_t bytes);
+/** glibc's malloc_trim, when found (the constructor looks); 0 otherwise. */
+int sc__sys_trim(size_t pad);
 /** True when the paced policy is in force; paced trims so far. */
 bool sc__sys_trim_paced(void);
 uint64_t sc__sys_trim_count(void);

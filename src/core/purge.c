@@ -23,7 +23,6 @@
 
 #include "util/settings.h"
 #include "core/page_queue.h"
-#include "sizeclass.h"
 
 /* ---- settings ------------------------------------------------------------ */
 
@@ -446,12 +445,6 @@ size_t sc__purge_trim(void) {
     count(&n_purges, 1);
     count(&n_bytes, bytes);
   }
-  return bytes;
-}
-
-sc_public size_t sc_trim(void) {
-  size_t bytes = sc__purge_trim();
-  sc__sys_trim(0);
   return bytes;
 }
 

@@ -11,8 +11,6 @@
 #include "core/size_class.h"
 #include "core/snapshot.h"
 
-uint64_t sc__stats_start_ns;
-
 /* Raw sums over arenas, before the derived figures. The default tier's
  * come from every arena's slow-path counters and every active page's
  * descriptor; the exact tier's from the per-request counters, which the

@@ -20,12 +20,14 @@
  *    last trim, and not within the purge delay (SIZECLASS_PURGE_DELAY_MS) of
  *    it. A burst is returned a delay after it ends instead of page by page
  *    while it ends, and a steady loop stops faulting. */
+#include <dlfcn.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/settings.h"
 #include "core/purge.h"
+#include "sizeclass.h"
 
 /** glibc's ceiling for its dynamic mmap threshold (64-bit). */
 #define SC_SYS_MMAP_THRESHOLD (32 << 20)
@@ -33,6 +35,7 @@
 #define SC_SYS_TRIM_THRESHOLD (1 << 30)
 
 static bool paced;                    /* the policy above is in force */
+static int (*trim_fn)(size_t);        /* glibc's malloc_trim; NULL: not found */
 static _Atomic uint64_t last_trim_ns; /* when the last paced trim ran */
 static _Atomic uint64_t trims;        /* paced trims so far */
 
@@ -43,6 +46,9 @@ static bool tunables_set(void) {
 }
 
 void sc__sys_trim_init(void) {
+  /* glibc's own, by its version (fallback.c says why); not found: nothing
+   * is trimmed. */
+  trim_fn = (int (*)(size_t))dlvsym(RTLD_NEXT, "malloc_trim", SC_GLIBC_BASE_VERSION);
   /* The settings (settings.c) said no to a bad value already. */
   if (sc__setting(SC_SET_SYSTEM_TRIM) == SC_SYSTEM_TRIM_GLIBC || tunables_set()) return;
   /* mallopt does not allocate; glibc runs it under its own locks. */
@@ -50,6 +56,8 @@ void sc__sys_trim_init(void) {
   if (mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD) == 0) return;
   paced = true;
 }
+
+int sc__sys_trim(size_t pad) { return trim_fn != NULL ? trim_fn(pad) : 0; }
 
 bool sc__sys_trim_paced(void) { return paced; }
 
@@ -81,4 +89,12 @@ void sc__sys_trim_freed_shared(uint64_t bytes) {
   if (debt < SC_SYS_TRIM_DEBT) return;
   atomic_store_explicit(&shared_debt, 0, memory_order_relaxed);
   trim_if_due();
+}
+
+/* sc_trim(): everything returnable now, the library's pages (purge.c) and
+ * glibc's heaps; the bytes of ours given back. */
+sc_public size_t sc_trim(void) {
+  size_t bytes = sc__purge_trim();
+  sc__sys_trim(0);
+  return bytes;
 }
