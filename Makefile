@@ -5,30 +5,39 @@
 CC       ?= cc
 CXX      ?= c++
 SC_HARDEN ?= 1
+# 1: the invariants that check themselves (src/core/config.h); the sanitizer
+# and stress targets build that way (mk/debug.mk), the default build never.
+SC_DEBUG ?= 0
 VERSION  := 0.1.0
 SOMAJOR  := 0
 
 BUILD    := build
 OBJDIR   := $(BUILD)/obj
 WARN     := -Wall -Wextra -Werror
-CFLAGS_LIB := -std=gnu11 -O2 -g $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
-              -fno-plt -fno-semantic-interposition -Iinclude -Isrc -DSC_HARDEN=$(SC_HARDEN) \
-              -D_GNU_SOURCE $(EXTRA_CFLAGS)
-# libgcc_s: the allocation sites' stack walker (src/unwind.c) calls its
+# Expanded when used: an object directory may set SC_DEBUG for its own
+# objects (mk/debug.mk, mk/sanitize.mk).
+CFLAGS_LIB = -std=gnu11 -O2 -g $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+             -fno-plt -fno-semantic-interposition -Iinclude -Isrc -DSC_HARDEN=$(SC_HARDEN) \
+             -DSC_DEBUG=$(SC_DEBUG) -D_GNU_SOURCE $(EXTRA_CFLAGS)
+# libgcc_s: the allocation sites' stack walker (src/features/stack.c) calls its
 # _Unwind_Backtrace, bound when the library loads (a program linking the
 # static archive gets it from the compiler driver's default libgcc_s/libgcc_eh).
 LDLIBS_LIB := -lpthread -ldl -lgcc_s
 
-# src/mark/text_begin.c first and src/mark/text_end.c last: their labels
-# bracket the library's code in every section (src/mark/text_mark.h).
-LIB_SRCS := src/mark/text_begin.c $(wildcard src/*.c) shim/shim.c shim/cxx.c src/mark/text_end.c
+# The library's layers, bottom up (src/README.md): each may include only
+# those before it. src/mark/text_begin.c first and src/mark/text_end.c last:
+# their labels bracket the library's code in every section
+# (src/mark/text_mark.h).
+LIB_LAYERS := util core features report api
+LIB_SRCS := src/mark/text_begin.c $(foreach l,$(LIB_LAYERS),$(sort $(wildcard src/$(l)/*.c))) \
+            shim/shim.c shim/cxx.c src/mark/text_end.c
 LIB_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(LIB_SRCS))
 LIB_DEPS := $(LIB_OBJS:.o=.d)
 
 SO  := $(BUILD)/libsizeclass.so
 AR_LIB := $(BUILD)/libsizeclass.a
 
-.PHONY: all lib test clean format lint check-format
+.PHONY: all lib test clean format lint check-format layers
 all: lib
 lib: $(SO) $(AR_LIB)
 
@@ -36,18 +45,22 @@ $(OBJDIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_LIB) -MMD -MP -c $< -o $@
 
+# $(call link_so,OBJECTS): the shared library $@ of a set of library objects.
+link_so = $(CC) -shared -Wl,-soname,libsizeclass.so.$(SOMAJOR) -Wl,-z,now -o $@ $(1) $(LDLIBS_LIB)
+# $(call link_ar,OBJECTS): the archive $@. It holds one relocatable object
+# made of every library object (next to $@'s objects), so that a program
+# linking it statically gets the whole library whenever it gets malloc:
+# modules that arm themselves from their own constructors (the statistics
+# dump, frame statistics, memory-return settings) come along.
+link_ar = rm -f $@ $(dir $@)obj/libsizeclass.o && \
+          $(LD) -r -o $(dir $@)obj/libsizeclass.o $(1) && ar rcs $@ $(dir $@)obj/libsizeclass.o
+
 $(SO): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libsizeclass.so.$(SOMAJOR) -Wl,-z,now -o $@ $(LIB_OBJS) $(LDLIBS_LIB)
+	$(call link_so,$(LIB_OBJS))
 	@ln -sf libsizeclass.so $(BUILD)/libsizeclass.so.$(SOMAJOR)
 
-# The archive holds one relocatable object made of every library object, so
-# that a program linking it statically gets the whole library whenever it
-# gets malloc: modules that arm themselves from their own constructors (the
-# statistics dump, frame statistics, memory-return settings) come along.
 $(AR_LIB): $(LIB_OBJS)
-	@rm -f $@ $(OBJDIR)/libsizeclass.o
-	$(LD) -r -o $(OBJDIR)/libsizeclass.o $(LIB_OBJS)
-	ar rcs $@ $(OBJDIR)/libsizeclass.o
+	$(call link_ar,$(LIB_OBJS))
 
 -include $(LIB_DEPS)
 
@@ -102,9 +115,14 @@ format:
 	clang-format -i $(FORMAT_FILES)
 check-format:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
-lint:
+lint: layers
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --suppress=missingIncludeSystem --inline-suppr -Iinclude -Isrc src shim
+# The layers of src/ (src/README.md): what each folder may include, and call
+# (the objects' symbols). Silent when they hold; tests/test_layers.c runs the
+# same check in `make test` and shows that it fails when a rule breaks.
+layers: lib
+	@python3 scripts/check-layers.py --objects $(OBJDIR)
 
 -include $(wildcard mk/*.mk)
 

@@ -4,7 +4,7 @@
 #   make run-glibc                      the same binary on glibc, for comparison (same checksum)
 #   make demo                           just build build/examples/merge_island
 # The demo is a plain program linked with nothing but libc: the allocator is whatever is
-# preloaded. Its particle pool is src/pool.c compiled in with -DSC_POOL_STANDALONE, which
+# preloaded. Its particle pool is src/features/pool.c compiled in with -DSC_POOL_STANDALONE, which
 # makes the pool take memory from malloc; under LD_PRELOAD that malloc is libsizeclass, so
 # the process has exactly one allocator instance, and without the library it still runs
 # (sc_frame_mark is a weak reference then, and the marks are skipped).
@@ -17,10 +17,10 @@ CFLAGS_DEMO := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -Iinclude -Isrc -DSC_POOL
 
 .PHONY: demo run run-glibc
 
-$(DEMO): $(DEMO_SRCS) $(wildcard examples/merge_island/*.h) src/pool.c src/config.h \
+$(DEMO): $(DEMO_SRCS) $(wildcard examples/merge_island/*.h) src/features/pool.c src/core/config.h \
          include/sizeclass.h include/sizeclass_pool.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_DEMO) -o $@ $(DEMO_SRCS) src/pool.c
+	$(CC) $(CFLAGS_DEMO) -o $@ $(DEMO_SRCS) src/features/pool.c
 
 demo: $(DEMO)
 

@@ -1,4 +1,4 @@
-# settings.mk — the settings table (src/settings.c, issue 19): the helper
+# settings.mk — the settings table (src/util/settings.c, issue 19): the helper
 # programs of tests/test_settings.c and the table of docs/using.md.
 #   settings_prog         preloaded; exports sizeclass_options (-rdynamic) so the
 #                         preloaded library finds it
@@ -14,13 +14,13 @@ $(BUILD)/tests/progs/settings_prog_linked: tests/progs/settings_prog.c $(AR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) -DSETTINGS_PROG_LINKED -o $@ $< $(AR_LIB) -lpthread -ldl
 
-$(BUILD)/tests/progs/settings_doc: tests/progs/settings_doc.c src/settings.h $(AR_LIB)
+$(BUILD)/tests/progs/settings_doc: tests/progs/settings_doc.c src/util/settings.h $(AR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) -o $@ $< $(AR_LIB) -lpthread -ldl
 
 test: $(BUILD)/tests/progs/settings_prog_linked
 
-SETTINGS_BEGIN := <!-- settings: generated from src/settings.c by `make settings-doc` -->
+SETTINGS_BEGIN := <!-- settings: generated from src/util/settings.c by `make settings-doc` -->
 SETTINGS_END   := <!-- end of settings -->
 
 .PHONY: settings-doc

@@ -1,5 +1,7 @@
 # mk/stress.mk — the multithreaded torture test tests/progs/stress.c, run
-# under LD_PRELOAD for a bounded time. It fails on any wrong byte, on a
+# for a bounded time with the SC_DEBUG library preloaded (mk/debug.mk: the
+# slow paths validate their pages and arenas while other threads free into
+# them). It fails on any wrong byte, on a
 # resident set above STRESS_MAX_RSS_MIB, or on one that keeps growing after
 # warm-up (runs of 10 s or more). Beside the workers, rounds of
 # STRESS_ROUND_THREADS short-lived threads hand blocks from one round to the
@@ -21,8 +23,8 @@ STRESS_MAX_RSS_MIB ?= 512
 STRESS_ROUND_THREADS ?= 2
 STRESS_ENV ?=
 
-stress: lib $(BUILD)/tests/progs/stress
-	env $(STRESS_ENV) LD_PRELOAD=$(abspath $(SO)) $(BUILD)/tests/progs/stress -t $(STRESS_THREADS) \
+stress: debug-lib $(BUILD)/tests/progs/stress
+	env $(STRESS_ENV) LD_PRELOAD=$(abspath $(DEBUG_SO)) $(BUILD)/tests/progs/stress -t $(STRESS_THREADS) \
 	  -s $(STRESS_SECONDS) -m $(STRESS_MAX_RSS_MIB) -r $(STRESS_ROUND_THREADS)
 
 stress-stats:

@@ -1,6 +1,7 @@
-# mk/tidy.mk — clang-tidy over the library: src/*.c and shim/*.c, and the
-# headers of src/ and include/ they pull in (the fast paths live in
-# src/alloc.h), compiled with the library's own flags. Silent when clean;
+# mk/tidy.mk — clang-tidy over the library: the sources of every layer of
+# src/ (LIB_SRCS) and shim/*.c, and the headers of src/ and include/ they
+# pull in (the fast paths live in src/core/alloc.h), compiled with the
+# library's own flags. Silent when clean;
 # any finding is an error, so `make tidy` fails on it (as `make lint` does).
 #
 #   make tidy [CLANG_TIDY=clang-tidy-14] [TIDY_HARDEN=0]

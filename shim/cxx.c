@@ -14,7 +14,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
-#include "../src/alloc.h"
+#include "core/alloc.h"
 
 #ifndef SC_NO_CXX_OPERATORS /* make asan: ASan's own operators stay */
 

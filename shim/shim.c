@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../src/alloc.h"
-#include "../src/purge.h"
+#include "core/alloc.h"
+#include "core/purge.h"
 
 #define SC_EXPORT __attribute__((visibility("default")))
 

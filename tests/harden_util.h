@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "core/config.h"
 
 /* What a scenario needs from its host. */
 typedef struct {
@@ -152,29 +152,27 @@ static inline int hu_double_free_after_drain(const hu_env_t *env) {
   return 5;
 }
 
-/** realloc of a freed block into another class frees it a second time. */
-static inline int hu_double_free_realloc(const hu_env_t *env) {
+/** Free a block, then realloc it to n bytes. */
+static inline int hu_realloc_freed(const hu_env_t *env, size_t n) {
   void *p = hu_block(env);
   if (p == NULL) return 2;
   void *again = hu_opaque(p);
   free(p);
   env->announce((uintptr_t)again);
-  void *q = realloc(again, 4 * HU_SIZE);
+  void *q = realloc(again, n);
   hu_opaque(q);
   return 0;
+}
+
+/** realloc of a freed block into another class frees it a second time. */
+static inline int hu_double_free_realloc(const hu_env_t *env) {
+  return hu_realloc_freed(env, 4 * HU_SIZE);
 }
 
 /** realloc of a freed block within its class must not bring it back to
  * life (it would be live and on a free list at once). */
 static inline int hu_realloc_freed_same_class(const hu_env_t *env) {
-  void *p = hu_block(env);
-  if (p == NULL) return 2;
-  void *again = hu_opaque(p);
-  free(p);
-  env->announce((uintptr_t)again);
-  void *q = realloc(again, HU_SIZE - 1);
-  hu_opaque(q);
-  return 0;
+  return hu_realloc_freed(env, HU_SIZE - 1);
 }
 
 /* ---- invalid free ------------------------------------------------------- */

@@ -12,11 +12,12 @@
 
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 
+#include "cr_util.h"
 #include "memcheck_util.h"
-#include "proc_run.h"
 
 static void mc_ignore_announce(uintptr_t block, long offset, long alloc_tid, long free_tid) {
   (void)block;
@@ -33,6 +34,26 @@ static const mc_env_t mc_in_process = {.announce = mc_ignore_announce};
     cr_assert_fail("%s returned %d without aborting", #name, rc);    \
   }
 
+/* Blocks for mc_free_in_thread's thread. */
+typedef struct {
+  void **ptrs;
+  int n;
+} mc_blocks_t;
+
+static void *mc_free_blocks(void *arg) {
+  const mc_blocks_t *b = arg;
+  for (int i = 0; i < b->n; i++) free(b->ptrs[i]);
+  return NULL;
+}
+
+/** Free ptrs[0..n) on another thread (a thread of its own, joined). */
+static inline void mc_free_in_thread(void **ptrs, int n) {
+  mc_blocks_t b = {ptrs, n};
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, mc_free_blocks, &b), 0);
+  pthread_join(t, NULL);
+}
+
 /** How the helper program gets the library. */
 enum { MC_PLAIN, MC_PRELOADED, MC_LINKED };
 
@@ -46,6 +67,13 @@ static inline void mc_run(pr_result_t *r, const char *name, const char *const *e
   pr_opts_t o = {
       .preload = how == MC_PRELOADED, .timeout_s = 60, .env = env, .drop_sizeclass_env = true};
   cr_assert(pr_run(r, argv, &o), "could not run %s", prog);
+}
+
+/** mc_run, which must end with exit code `code` (free r->out). */
+static inline void mc_run_exit(pr_result_t *r, const char *name, const char *const *env, int how,
+                               int code) {
+  mc_run(r, name, env, how);
+  cr_assert_exit(r, code);
 }
 
 /** Scenario `name` under env, preloaded or linked (`how`), dies of

@@ -67,14 +67,19 @@ static inline int mc_read(const void *p, size_t i) {
 
 /* ---- the checking mode --------------------------------------------------- */
 
-/** A byte written past a 24-byte request (class 32) is found by free. */
-static inline int mc_check_overflow(const mc_env_t *env) {
-  uint8_t *p = mc_opaque(malloc(24));
+/** Write the byte just past the 24-byte request p (NULL: no block), then
+ * free p: the free must find it. */
+static inline int mc_overflow_24_then_free(const mc_env_t *env, uint8_t *p) {
   if (p == NULL) return 2;
   env->announce((uintptr_t)p, 24, 0, 0);
   mc_flip(p, 24);
   free(mc_opaque(p));
   return 0;
+}
+
+/** A byte written past a 24-byte request (class 32) is found by free. */
+static inline int mc_check_overflow(const mc_env_t *env) {
+  return mc_overflow_24_then_free(env, mc_opaque(malloc(24)));
 }
 
 /** The same write, found by a realloc that keeps the block (same class). */
@@ -215,12 +220,7 @@ static inline int mc_guard_uaf_thread(const mc_env_t *env) {
 /** A write into the 16-byte rounding of a 24-byte request: inside the page,
  * so no fault; free finds it. */
 static inline int mc_guard_slack(const mc_env_t *env) {
-  uint8_t *p = mc_guarded(24);
-  if (p == NULL) return 2;
-  env->announce((uintptr_t)p, 24, 0, 0);
-  mc_flip(p, 24);
-  free(mc_opaque(p));
-  return 0;
+  return mc_overflow_24_then_free(env, mc_guarded(24));
 }
 
 static inline int mc_guard_double_free(const mc_env_t *env) {

@@ -53,8 +53,33 @@ static inline void sp_run(sp_run_t *r, bool static_link, const char *mode, const
 static inline void sp_free(sp_run_t *r) {
   free(r->out);
   free(r->err);
-  int rc;
-  free(pr_sh(&rc, 30, "rm -rf '%s'", r->dir));
+  cr_tmp_remove(r->dir);
+}
+
+/** sp_run, which must exit 0, and its JSON report (the one of "%J") into
+ * j; sp_done frees both. */
+static inline void sp_run_report(sp_run_t *r, su_json_t *j, bool static_link, const char *mode,
+                                 const char *arg, const char *const *env) {
+  sp_run(r, static_link, mode, arg, env);
+  cr_assert_eq(r->rc, 0, "exit %d: %s", r->rc, r->err);
+  su_json_load(j, r->json_path, "one");
+}
+
+/** Run `sites_prog MODE [ARG]` with env: it must end with status rc and
+ * write exactly `err` to stderr. */
+static inline void sp_expect_err(const char *mode, const char *arg, const char *const *env, int rc,
+                                 const char *err) {
+  sp_run_t r;
+  sp_run(&r, false, mode, arg, env);
+  cr_expect_eq(r.rc, rc, "%s: exit %d, stderr: %s", mode, r.rc, r.err);
+  cr_expect_str_eq(r.err, err);
+  sp_free(&r);
+}
+
+/** Free a run and its report. */
+static inline void sp_done(sp_run_t *r, su_json_t *j) {
+  su_json_free(j);
+  sp_free(r);
 }
 
 /** Index of the site of `function` in class `cls` (block size; 0: the

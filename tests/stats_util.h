@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc_run.h"
+#include "cr_util.h"
 
 /* ---- files and processes -------------------------------------------------------- */
 
@@ -44,10 +44,7 @@ static inline char *su_read(const char *path) {
 }
 
 /** A fresh temporary directory (path in dir, >= 64 bytes). */
-static inline void su_tmpdir(char *dir) {
-  strcpy(dir, "/tmp/sc_stats_XXXXXX");
-  cr_assert_not_null(mkdtemp(dir));
-}
+static inline void su_tmpdir(char *dir) { cr_tmp_make(dir, 64, "stats"); }
 
 /** Run argv (preloaded with LD_PRELOAD=libsizeclass.so when asked) with the
  * NAME=value entries of env (NULL-terminated) on top of our environment
@@ -153,6 +150,19 @@ static inline void su_json_load(su_json_t *j, const char *path, const char *mode
     j->key[j->n] = line;
     j->val[j->n++] = eq + 1;
   }
+}
+
+/** The one JSON report in text (a program's stdout, say), written to
+ * dir/name and flattened. */
+static inline void su_json_load_text(su_json_t *j, const char *dir, const char *name,
+                                     const char *text) {
+  char path[256];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+  su_json_load(j, path, "one");
 }
 
 static inline void su_json_free(su_json_t *j) {

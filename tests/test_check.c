@@ -64,9 +64,7 @@ QUARANTINE_MESSAGE_TEST(check_uaf_at_exit)
  * a live block: nothing can see it, and the scenario says so. */
 Test(check_message, reuse_needs_the_quarantine) {
   pr_result_t r;
-  mc_run(&r, "check_uaf_reused", plain, MC_PRELOADED);
-  cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 3, "status %#x, stderr %s",
-            (unsigned)r.status, r.err);
+  mc_run_exit(&r, "check_uaf_reused", plain, MC_PRELOADED, 3);
   free(r.out);
 }
 
@@ -75,9 +73,7 @@ Test(check_message, reuse_needs_the_quarantine) {
 Test(check_message, default_mode_unchanged) {
   static const char *const none[] = {NULL};
   pr_result_t r;
-  mc_run(&r, "check_overflow", none, MC_PRELOADED);
-  cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 1, "status %#x, stderr %s",
-            (unsigned)r.status, r.err);
+  mc_run_exit(&r, "check_overflow", none, MC_PRELOADED, 1);
   free(r.out);
 }
 
@@ -146,12 +142,6 @@ Test(check_ok, calloc_and_aligned) {
   }
 }
 
-static void *free_all(void *arg) {
-  void **ptrs = arg;
-  for (int i = 0; i < 512; i++) free(ptrs[i]);
-  return NULL;
-}
-
 /* Blocks freed by another thread go through the quarantine and back to
  * their owner; reused, they are as clean as any. */
 Test(check_ok, cross_thread_frees_and_reuse) {
@@ -162,9 +152,7 @@ Test(check_ok, cross_thread_frees_and_reuse) {
       ptrs[i] = malloc(n);
       fill(ptrs[i], n, (uint8_t)i);
     }
-    pthread_t t;
-    cr_assert_eq(pthread_create(&t, NULL, free_all, ptrs), 0);
-    pthread_join(t, NULL);
+    mc_free_in_thread(ptrs, 512);
   }
 }
 
@@ -192,8 +180,7 @@ Test(check_ok, preloaded_programs_run_clean) {
     pr_opts_t o = {.preload = true, .timeout_s = 60, .env = envs[i], .drop_sizeclass_env = true};
     pr_result_t r;
     cr_assert(pr_run(&r, argv, &o));
-    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "status %#x, stderr %s",
-              (unsigned)r.status, r.err);
+    cr_assert_exit(&r, 0);
     cr_assert_str_empty(r.err);
     cr_assert_eq(strlen(r.out), 36, "md5sum printed: %s", r.out);
     free(r.out);

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core_util.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "sizeclass.h"
 
 /* glibc's own allocator, reachable under these names even when malloc is

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core_util.h"
+#include "cr_util.h"
 
 /** Path of helper program `name` in the build tree (asserting it exists). */
 static void prog_path(char *out, size_t cap, const char *name) {
@@ -29,6 +29,16 @@ static void run_ok(pr_result_t *r, char *const argv[], const pr_opts_t *o, int w
             r->err);
   cr_assert_eq(r->exit_code, want, "%s%s exited %d; stderr: %s", o->preload ? "preloaded " : "",
                argv[0], r->exit_code, r->err);
+}
+
+/** Run program `name`, without arguments, preloaded (o's other options
+ * apply); it must exit 0. */
+static void run_preloaded_ok(pr_result_t *r, const char *name, pr_opts_t o) {
+  char path[4096];
+  prog_path(path, sizeof(path), name);
+  char *argv[] = {path, NULL};
+  o.preload = true;
+  run_ok(r, argv, &o, 0);
 }
 
 /** The text after the first line (the usable40 probe). */
@@ -62,17 +72,9 @@ static void compare_native_and_preloaded(const char *name, char *arg1, char *arg
 
 static char tmpdir[64];
 
-static void make_tmpdir(void) {
-  strcpy(tmpdir, "/tmp/sc-core-XXXXXX");
-  cr_assert_not_null(mkdtemp(tmpdir));
-}
+static void make_tmpdir(void) { cr_tmp_make(tmpdir, sizeof(tmpdir), "core"); }
 
-static void remove_tmpdir(void) {
-  if (tmpdir[0] == 0) return;
-  char cmd[128];
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
-}
+static void remove_tmpdir(void) { cr_tmp_remove(tmpdir); }
 
 static void tmp_path(char *out, size_t cap, const char *name) {
   snprintf(out, cap, "%s/%s", tmpdir, name);
@@ -254,14 +256,10 @@ Test(core_preload, cxx_containers_across_threads, .timeout = 120) {
 }
 
 Test(core_preload, malloc_before_our_constructor, .timeout = 120) {
-  char path[4096];
-  prog_path(path, sizeof(path), "core_ctor");
-  char *argv[] = {path, NULL};
-  pr_opts_t pre = {.preload = true, .timeout_s = 30};
   /* Several runs: the early threads race through initialisation. */
   for (int i = 0; i < 10; i++) {
     pr_result_t r;
-    run_ok(&r, argv, &pre, 0);
+    run_preloaded_ok(&r, "core_ctor", (pr_opts_t){.timeout_s = 30});
     cr_assert_str_eq(r.out, "usable40=64\norder=preinit,ctor,main\nearly=ok threads=ok dl=ok\n");
     free(r.out);
   }
@@ -271,12 +269,8 @@ Test(core_preload, malloc_before_our_constructor, .timeout = 120) {
  * blocks must be measured and trimmed by glibc, not by the next
  * malloc_usable_size in the search order (which aborts here). */
 Test(core_preload, program_linked_with_another_allocator, .timeout = 60) {
-  char path[4096];
-  prog_path(path, sizeof(path), "other_alloc_user");
-  char *argv[] = {path, NULL};
-  pr_opts_t pre = {.preload = true, .timeout_s = 30};
   pr_result_t r;
-  run_ok(&r, argv, &pre, 0);
+  run_preloaded_ok(&r, "other_alloc_user", (pr_opts_t){.timeout_s = 30});
   cr_assert_str_eq(r.out, "ok\n");
   free(r.out);
 }
@@ -285,12 +279,8 @@ Test(core_preload, program_linked_with_another_allocator, .timeout = 60) {
  * form serves our blocks with the right alignment, and what we cannot serve
  * takes the language's way (new_handler, bad_alloc, nullptr for nothrow). */
 Test(core_preload, cxx_operators_new_and_delete, .timeout = 60) {
-  char path[4096];
-  prog_path(path, sizeof(path), "cxx_new");
-  char *argv[] = {path, NULL};
-  pr_opts_t pre = {.preload = true, .timeout_s = 30};
   pr_result_t r;
-  run_ok(&r, argv, &pre, 0);
+  run_preloaded_ok(&r, "cxx_new", (pr_opts_t){.timeout_s = 30});
   cr_assert_null(strstr(r.out, "FAILED"), "%s", r.out);
   cr_assert_not_null(strstr(r.out, "operator new is libsizeclass's ok\n"), "%s", r.out);
   cr_assert_not_null(strstr(r.out, "new_handler called, then bad_alloc ok\ndone\n"), "%s", r.out);
@@ -298,13 +288,9 @@ Test(core_preload, cxx_operators_new_and_delete, .timeout = 60) {
 }
 
 Test(core_preload, low_address_space_limit, .timeout = 120) {
-  char path[4096];
-  prog_path(path, sizeof(path), "core_oom");
-  char *argv[] = {path, NULL};
-  /* ulimit -v 96 MiB: well below one big reservation, room for a few segments. */
-  pr_opts_t pre = {.preload = true, .timeout_s = 60, .rlimit_as = (size_t)96 << 20};
   pr_result_t r;
-  run_ok(&r, argv, &pre, 0);
+  /* ulimit -v 96 MiB: well below one big reservation, room for a few segments. */
+  run_preloaded_ok(&r, "core_oom", (pr_opts_t){.timeout_s = 60, .rlimit_as = (size_t)96 << 20});
   cr_assert_str_eq(r.out, "usable40=64\nexhausted=yes enomem=yes intact=yes again=yes huge=yes\n");
   free(r.out);
 }

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core_util.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "sizeclass.h"
 
 /* ---- counters summed over arenas ---------------------------------------- */
@@ -454,6 +454,16 @@ static void *child_new_thread(void *arg) {
   return ok ? NULL : (void *)1;
 }
 
+/** In a forked child: run fn on a new thread, and exit 0 when it returned
+ * NULL (3 when not, 2 when no thread started). */
+static void exit_after_thread(void *(*fn)(void *)) {
+  pthread_t t;
+  void *ret = (void *)1;
+  if (pthread_create(&t, NULL, fn, NULL) != 0) _exit(2);
+  pthread_join(t, &ret);
+  _exit(ret == NULL ? 0 : 3);
+}
+
 Test(core_threads, fork_while_arena_lock_held, .timeout = 60) {
   for (int round = 0; round < 5; round++) {
     atomic_store(&held_state, 0);
@@ -463,13 +473,7 @@ Test(core_threads, fork_while_arena_lock_held, .timeout = 60) {
     /* fork's prepare handler waits for the lock; the holder lets go soon. */
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
-    if (pid == 0) {
-      pthread_t t;
-      void *ret = (void *)1;
-      if (pthread_create(&t, NULL, child_new_thread, NULL) != 0) _exit(2);
-      pthread_join(t, &ret);
-      _exit(ret == NULL ? 0 : 3);
-    }
+    if (pid == 0) exit_after_thread(child_new_thread);
     atomic_store(&held_state, 2);
     int rc = pr_wait_child(pid, 10);
     pthread_join(holder, NULL);
@@ -506,13 +510,7 @@ Test(core_threads, fork_from_a_thread_without_arena_with_allocating_handler, .ti
   /* In a child process, so that a deadlock is a timeout, not a hung suite. */
   pid_t pid = fork();
   cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    pthread_t t;
-    void *ret = (void *)1;
-    if (pthread_create(&t, NULL, fork_first_thing, NULL) != 0) _exit(2);
-    pthread_join(t, &ret);
-    _exit(ret == NULL ? 0 : 3);
-  }
+  if (pid == 0) exit_after_thread(fork_first_thing);
   int rc = pr_wait_child(pid, 10);
   cr_assert_neq(rc, -2, "fork deadlocked: a prepare handler allocated under the arena lock");
   cr_assert_eq(rc, 0, "child failed with %d", rc);

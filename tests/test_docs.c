@@ -4,50 +4,22 @@
  * lead somewhere, and its quick-start commands, run in a clean copy of the
  * source tree, print what the README says they print. Runs from the source
  * root (as `make test` does). */
-#include <criterion/criterion.h>
 #include <ctype.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "core_util.h"
+#include "cr_util.h"
 
 static char tmp[256];
 
 /** A private temporary directory for this test. */
 static void make_tmp(void) {
-  snprintf(tmp, sizeof(tmp), "/tmp/sc-docs-XXXXXX");
-  cr_assert_not_null(mkdtemp(tmp));
-  cr_assert_eq(access("README.md", R_OK), 0, "tests run from the source root");
+  cr_tmp_make(tmp, sizeof(tmp), "docs");
+  cr_at_source_root("README.md");
 }
 
-/** Suite teardown: remove the temporary directory, pass or fail. */
-static void remove_tmp(void) {
-  if (tmp[0] == '\0') return;
-  int rc;
-  free(pr_sh(&rc, 60, "rm -rf '%s'", tmp));
-}
+static void remove_tmp(void) { cr_tmp_remove(tmp); }
 
 TestSuite(docs, .fini = remove_tmp);
-
-/** Run a shell command that must succeed within timeout_s; its output. */
-#define sh_ok(timeout_s, ...)                                              \
-  ({                                                                       \
-    int rc_;                                                               \
-    char *out_ = pr_sh(&rc_, (timeout_s), __VA_ARGS__);                    \
-    cr_assert_not_null(out_, "could not run, or timed out: " __VA_ARGS__); \
-    cr_assert_eq(rc_, 0, "exit %d: %s\n%s", rc_, #__VA_ARGS__, out_);      \
-    out_;                                                                  \
-  })
-
-/** The whole file (free it); asserts it can be read. */
-static char *slurp(const char *path) {
-  char *text = cu_read_file(path, NULL);
-  cr_assert_not_null(text, "cannot read %s", path);
-  return text;
-}
 
 /** True when `line` (without its newline) is a whole line of text. */
 static bool has_line(const char *text, const char *line, size_t len) {
@@ -83,7 +55,7 @@ Test(docs, man_pages_are_clean_for_groff_and_mandoc) {
 /** The names a header declares as functions: "sc_x" for each line that
  * starts with a type and has "sc_x(" in it (declarations, not macros). */
 static size_t declared_functions(const char *header, char names[][64], size_t max) {
-  char *text = slurp(header);
+  char *text = cr_slurp(header);
   size_t n = 0;
   for (char *line = strtok(text, "\n"); line != NULL && n < max; line = strtok(NULL, "\n")) {
     if (!islower((unsigned char)line[0])) continue; /* comments, macros, members */
@@ -132,9 +104,9 @@ Test(docs, sizeclass7_documents_every_environment_variable) {
    * the library only knows so as not to call it an unknown setting; the
    * table itself is checked both ways by tests/test_settings.c). */
   char *vars = sh_ok(30,
-                     "grep -ohE '\"SIZECLASS_[A-Z0-9_]+' src/*.c src/*.h shim/*.c | "
+                     "grep -ohE '\"SIZECLASS_[A-Z0-9_]+' -r src shim --include='*.[ch]' | "
                      "tr -d '\"' | grep -vx SIZECLASS_LIB | sort -u");
-  char *page = slurp("man/sizeclass.7");
+  char *page = cr_slurp("man/sizeclass.7");
   const char *env = strstr(page, "\n.SH ENVIRONMENT\n");
   cr_assert_not_null(env, "sizeclass.7 has an ENVIRONMENT section");
   const char *env_end = strstr(env + 1, "\n.SH ");
@@ -162,7 +134,7 @@ Test(docs, readme_is_short_and_its_links_lead_somewhere) {
                 "README.md is %lld bytes; keep it under 12 KiB and move "
                 "detail to docs/",
                 (long long)st.st_size);
-  char *text = slurp("README.md");
+  char *text = cr_slurp("README.md");
   int links = 0;
   for (const char *p = strstr(text, "]("); p != NULL; p = strstr(p + 2, "](")) {
     const char *start = p + 2, *end = strchr(start, ')');
@@ -199,7 +171,7 @@ static char *fenced_block(const char *from, const char *lang) {
  * the tracked and new files of the tree, as on a fresh clone, and the lines
  * shown must be in its output. */
 Test(docs, readme_quick_start_commands_work_as_written, .timeout = 240) {
-  char *text = slurp("README.md");
+  char *text = cr_slurp("README.md");
   const char *quick = strstr(text, "\n## Quick start\n");
   cr_assert_not_null(quick, "README.md has a '## Quick start' section");
   char *cmds = fenced_block(quick, "sh");
@@ -256,7 +228,7 @@ Test(docs, readme_quick_start_commands_work_as_written, .timeout = 240) {
 
 /** The value of "NAME := value" in the Makefile; asserts. */
 static void makefile_var(const char *name, char *out, size_t cap) {
-  char *mk = slurp("Makefile");
+  char *mk = cr_slurp("Makefile");
   for (char *line = strtok(mk, "\n"); line != NULL; line = strtok(NULL, "\n")) {
     size_t n = strlen(name);
     if (strncmp(line, name, n) != 0 || (line[n] != ' ' && line[n] != ':')) continue;
@@ -280,7 +252,7 @@ Test(docs, the_version_is_the_same_everywhere) {
   makefile_var("SOMAJOR", somajor, sizeof(somajor));
   unsigned major, minor, patch;
   cr_assert_eq(sscanf(version, "%u.%u.%u", &major, &minor, &patch), 3, "VERSION %s", version);
-  char *header = slurp("include/sizeclass.h");
+  char *header = cr_slurp("include/sizeclass.h");
   char want[128];
   snprintf(want, sizeof(want), "#define SC_VERSION_MAJOR %u\n", major);
   cr_expect_not_null(strstr(header, want), "sizeclass.h: %s", want);
@@ -289,7 +261,7 @@ Test(docs, the_version_is_the_same_everywhere) {
   snprintf(want, sizeof(want), "#define SC_VERSION_PATCH %u\n", patch);
   cr_expect_not_null(strstr(header, want), "sizeclass.h: %s", want);
   free(header);
-  char *changelog = slurp("packaging/debian/changelog");
+  char *changelog = cr_slurp("packaging/debian/changelog");
   snprintf(want, sizeof(want), "libsizeclass (%s) ", version);
   cr_expect(strncmp(changelog, want, strlen(want)) == 0,
             "packaging/debian/changelog must start with an entry for %s", version);
@@ -301,23 +273,23 @@ Test(docs, the_version_is_the_same_everywhere) {
 
 /* MIT, the same holders everywhere the licence is stated. */
 Test(docs, the_licence_is_mit_everywhere) {
-  char *license = slurp("LICENSE");
+  char *license = cr_slurp("LICENSE");
   cr_expect(
       strncmp(license, "MIT License\n\nCopyright (c) 2026 The libsizeclass authors\n", 56) == 0,
       "LICENSE: %.80s", license);
   cr_expect_not_null(strstr(license, "Permission is hereby granted, free of charge"));
   free(license);
-  char *copyright = slurp("packaging/debian/copyright");
+  char *copyright = cr_slurp("packaging/debian/copyright");
   cr_expect_not_null(strstr(copyright,
                             "\nFiles: *\nCopyright: 2026 The libsizeclass authors\n"
                             "License: MIT\n"),
                      "%s", copyright);
   cr_expect_not_null(strstr(copyright, "\nLicense: MIT\n Permission is hereby granted"));
   free(copyright);
-  char *pc = slurp("sizeclass.pc.in");
+  char *pc = cr_slurp("sizeclass.pc.in");
   cr_expect_not_null(strstr(pc, "\nLicense: MIT\n"), "%s", pc);
   free(pc);
-  char *readme = slurp("README.md");
+  char *readme = cr_slurp("README.md");
   cr_expect_not_null(strstr(readme, "\n## Licence\n\nMIT: see [LICENSE](LICENSE)."));
   free(readme);
 }

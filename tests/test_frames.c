@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "frame.h"
-#include "internal.h"
+#include "features/frame.h"
+#include "core/internal.h"
 #include "sizeclass.h"
 
 /* Frames count requested bytes too: that takes exact statistics, switched

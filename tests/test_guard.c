@@ -78,9 +78,7 @@ Test(guard_message, sites_are_named) {
  * pass as "caught". */
 Test(guard_message, refuses_without_preload) {
   pr_result_t r;
-  mc_run(&r, "guard_overflow_write", every, MC_PLAIN);
-  cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2, "status %#x, stderr %s",
-            (unsigned)r.status, r.err);
+  mc_run_exit(&r, "guard_overflow_write", every, MC_PLAIN, 2);
   free(r.out);
 }
 
@@ -89,9 +87,7 @@ Test(guard_message, refuses_without_preload) {
 Test(guard_message, off_by_default) {
   static const char *const none[] = {NULL};
   pr_result_t r;
-  mc_run(&r, "guard_overflow_write", none, MC_PRELOADED);
-  cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2, "status %#x, stderr %s",
-            (unsigned)r.status, r.err);
+  mc_run_exit(&r, "guard_overflow_write", none, MC_PRELOADED, 2);
   cr_assert(strstr(r.err, "precondition failed") != NULL, "%s", r.err);
   free(r.out);
 }
@@ -114,8 +110,7 @@ Test(guard_chain, program_handler_gets_its_faults) {
   pr_result_t r;
   run_chain(&r, "null", env);
   cr_assert_str_eq(r.out, "handler: sizeclass\n", "ours must be on top of the program's");
-  cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 42, "status %#x, stderr %s",
-            (unsigned)r.status, r.err);
+  cr_assert_exit(&r, 42);
   cr_assert_str_eq(r.err, "program handler: signal 11, code 1\n");
   free(r.out);
 }
@@ -153,7 +148,7 @@ Test(guard_chain, no_handler_when_off) {
   pr_result_t r;
   run_chain(&r, "null", env);
   cr_assert_str_eq(r.out, "handler: program\n");
-  cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 42);
+  cr_assert_exit(&r, 42);
   free(r.out);
 }
 
@@ -219,21 +214,13 @@ Test(guard_ok, calloc_realloc_aligned) {
   free(v);
 }
 
-static void *free_thread(void *arg) {
-  void **ptrs = arg;
-  for (int i = 0; i < 64; i++) free(ptrs[i]);
-  return NULL;
-}
-
 Test(guard_ok, freed_by_another_thread) {
   void *ptrs[64];
   for (int i = 0; i < 64; i++) {
     ptrs[i] = malloc(48);
     cr_assert(guarded(ptrs[i], 48));
   }
-  pthread_t t;
-  cr_assert_eq(pthread_create(&t, NULL, free_thread, ptrs), 0);
-  pthread_join(t, NULL);
+  mc_free_in_thread(ptrs, 64);
   for (int i = 0; i < 64; i++) cr_assert(!sc_owns(mc_opaque(ptrs[i])));
 }
 
@@ -295,7 +282,7 @@ Test(guard_sampling, rate_is_about_one_in_n) {
   pr_opts_t o = {.preload = true, .timeout_s = 60, .env = env, .drop_sizeclass_env = true};
   pr_result_t r;
   cr_assert(pr_run(&r, argv, &o));
-  cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+  cr_assert_exit(&r, 0);
   unsigned long guarded_n = 0, first = 0;
   cr_assert_eq(sscanf(r.out, "guarded %lu first %lu", &guarded_n, &first), 2, "%s", r.out);
   /* 200000 allocations at 1 in 100: 2000 expected; far outside +-20 %

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "harden_util.h"
-#include "proc_run.h"
+#include "cr_util.h"
 #include "sizeclass.h"
 
 static void ignore_announce(uintptr_t p) { (void)p; }
@@ -103,8 +103,7 @@ MESSAGE_TEST(corrupt_remote)
 Test(harden_message, refuses_without_preload) {
   pr_result_t r;
   run_misuse(&r, "double_free", false);
-  cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 2, "status %#x, stderr %s",
-            (unsigned)r.status, r.err);
+  cr_assert_exit(&r, 2);
   free(r.out);
 }
 

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proc_run.h"
+#include "cr_util.h"
 
 /* A program using the library through its headers and pkg-config. */
 static const char app_src[] =
@@ -60,48 +60,35 @@ static char tmp[256];
 
 /** A private temporary directory for this test. */
 static void make_tmp(void) {
-  snprintf(tmp, sizeof(tmp), "/tmp/sc-install-XXXXXX");
-  cr_assert_not_null(mkdtemp(tmp));
-  cr_assert_eq(access("mk/install.mk", R_OK), 0, "tests run from the source root");
+  cr_tmp_make(tmp, sizeof(tmp), "install");
+  cr_at_source_root("mk/install.mk");
 }
 
 /** Suite teardown: remove the temporary directory, pass or fail. */
-static void remove_tmp(void) {
-  if (tmp[0] == '\0') return;
-  char cmd[512];
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
-}
+static void remove_tmp(void) { cr_tmp_remove(tmp); }
 
 TestSuite(install, .fini = remove_tmp);
 
-/** Run a printf-formatted shell command (killed after 300 s); return its
- * stdout+stderr (caller frees) and exit status. */
-#define sh(status, ...)                                                       \
-  ({                                                                          \
-    char *sh_out_ = pr_sh((status), 300, __VA_ARGS__);                        \
-    cr_assert_not_null(sh_out_, "could not run, or timed out: " __VA_ARGS__); \
-    sh_out_;                                                                  \
-  })
-
-/** Run a command that must succeed; return its output. */
-#define sh_ok(...)                                              \
-  ({                                                            \
-    int st_;                                                    \
-    char *out_ = sh(&st_, __VA_ARGS__);                         \
-    cr_assert_eq(st_, 0, "command failed (%d): %s", st_, out_); \
-    out_;                                                       \
-  })
+/* Commands here may build and install: each gets 300 s. */
+#define SH_S 300
 
 /** `make install`/`uninstall` of the already built library: the build
  * outputs are not remade (-o), so a test never rebuilds under other tests. */
 static void make_target(const char *target, const char *vars) {
   const char *build = getenv("SC_BUILD");
   cr_assert_not_null(build, "SC_BUILD must point at the build directory");
-  free(
-      sh_ok("env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory BUILD=%s "
-            "-o %s/libsizeclass.so -o %s/libsizeclass.a %s %s",
-            build, build, build, target, vars));
+  free(sh_ok(SH_S,
+             "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory BUILD=%s "
+             "-o %s/libsizeclass.so -o %s/libsizeclass.a %s %s",
+             build, build, build, target, vars));
+}
+
+/** A fresh temporary directory, and `make install PREFIX=` it. */
+static void install_in_tmp(void) {
+  make_tmp();
+  char vars[512];
+  snprintf(vars, sizeof(vars), "PREFIX=%s", tmp);
+  make_target("install", vars);
 }
 
 static void write_file(const char *path, const char *text) {
@@ -121,20 +108,17 @@ static bool is_link_to(const char *path, const char *target) {
 
 /** Every regular file and link under dir, sorted, one per line. */
 static char *files_under(const char *dir) {
-  return sh_ok("cd '%s' && find . \\( -type f -o -type l \\) | sort", dir);
+  return sh_ok(SH_S, "cd '%s' && find . \\( -type f -o -type l \\) | sort", dir);
 }
 
 Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
-  make_tmp();
-  char vars[512];
-  snprintf(vars, sizeof(vars), "PREFIX=%s", tmp);
-  make_target("install", vars);
+  install_in_tmp();
 
   char path[512];
   struct stat st;
   snprintf(path, sizeof(path), "%s/lib/libsizeclass.so.0.1.0", tmp);
   cr_assert(lstat(path, &st) == 0 && S_ISREG(st.st_mode), "the versioned library");
-  char *soname = sh_ok("readelf -d '%s' | grep SONAME", path);
+  char *soname = sh_ok(SH_S, "readelf -d '%s' | grep SONAME", path);
   cr_assert_not_null(strstr(soname, "[libsizeclass.so.0]"), "soname: %s", soname);
   free(soname);
   snprintf(path, sizeof(path), "%s/lib/libsizeclass.so.0", tmp);
@@ -187,6 +171,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
 
   /* Man pages: the version filled in; every other name a link to its page. */
   char *th = sh_ok(
+      SH_S,
       "find '%s/share/man' -type f -exec grep -h '^\\.TH' {} + | grep -c '\"libsizeclass 0.1.0\"'",
       tmp);
   cr_assert_str_eq(th, "6\n", "the six pages carry the version: %s", th);
@@ -195,7 +180,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
   cr_assert(is_link_to(path, "sc_malloc.3"));
   snprintf(path, sizeof(path), "%s/share/man/man3/sc_pool_destroy.3", tmp);
   cr_assert(is_link_to(path, "sc_pool_create.3"));
-  char *dangling = sh_ok("find '%s/share/man' -xtype l", tmp);
+  char *dangling = sh_ok(SH_S, "find '%s/share/man' -xtype l", tmp);
   cr_assert_str_empty(dangling, "no link points nowhere");
   free(dangling);
 
@@ -203,83 +188,70 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
   snprintf(path, sizeof(path), "%s/app.c", tmp);
   write_file(path, app_src);
   char *version =
-      sh_ok("PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --modversion sizeclass", tmp);
+      sh_ok(SH_S, "PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --modversion sizeclass", tmp);
   cr_assert_str_eq(version, "0.1.0\n");
   free(version);
-  free(
-      sh_ok("cd '%s' && cc -std=gnu11 -o app app.c "
-            "$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags --libs sizeclass)",
-            tmp, tmp));
-  char *needed = sh_ok("readelf -d '%s/app' | grep NEEDED", tmp);
+  free(sh_ok(SH_S,
+             "cd '%s' && cc -std=gnu11 -o app app.c "
+             "$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags --libs sizeclass)",
+             tmp, tmp));
+  char *needed = sh_ok(SH_S, "readelf -d '%s/app' | grep NEEDED", tmp);
   cr_assert_not_null(strstr(needed, "[libsizeclass.so.0]"), "app needs the soname: %s", needed);
   free(needed);
-  char *out = sh_ok("LD_LIBRARY_PATH='%s/lib' '%s/app'", tmp, tmp);
-  cr_assert_str_eq(out, "reuse 1 usable 64 owned 1\n", "linked: malloc is ours");
-  free(out);
+  sh_expect(SH_S, "reuse 1 usable 64 owned 1\n", "linked: malloc is ours",
+            "LD_LIBRARY_PATH='%s/lib' '%s/app'", tmp, tmp);
 
   /* Statically linked with the installed archive: no library path needed. */
-  free(
-      sh_ok("cd '%s' && cc -std=gnu11 -o app_static app.c -I'%s/include' '%s/lib/libsizeclass.a' "
-            "-lpthread -ldl",
-            tmp, tmp, tmp));
-  out = sh_ok("env -u LD_LIBRARY_PATH '%s/app_static'", tmp);
-  cr_assert_str_eq(out, "reuse 1 usable 64 owned 1\n", "static: malloc is ours");
-  free(out);
+  free(sh_ok(SH_S,
+             "cd '%s' && cc -std=gnu11 -o app_static app.c -I'%s/include' '%s/lib/libsizeclass.a' "
+             "-lpthread -ldl",
+             tmp, tmp, tmp));
+  sh_expect(SH_S, "reuse 1 usable 64 owned 1\n", "static: malloc is ours",
+            "env -u LD_LIBRARY_PATH '%s/app_static'", tmp);
 }
 
 Test(install, wrapper_preloads_and_sets_the_stats_variables) {
-  make_tmp();
-  char vars[512];
-  snprintf(vars, sizeof(vars), "PREFIX=%s", tmp);
-  make_target("install", vars);
+  install_in_tmp();
   char path[512];
   snprintf(path, sizeof(path), "%s/plain.c", tmp);
   write_file(path, plain_src);
-  free(sh_ok("cd '%s' && cc -std=gnu11 -o plain plain.c", tmp));
+  free(sh_ok(SH_S, "cd '%s' && cc -std=gnu11 -o plain plain.c", tmp));
   const char *clean = "env -u LD_PRELOAD -u SIZECLASS_STATS -u SIZECLASS_STATS_FORMAT";
 
-  char *out = sh_ok("%s '%s/plain' x", clean, tmp);
-  cr_assert_str_eq(out, "usable 40 stats - format - preload no args [x]\n",
-                   "without the wrapper: glibc's malloc");
-  free(out);
+  sh_expect(SH_S, "usable 40 stats - format - preload no args [x]\n",
+            "without the wrapper: glibc's malloc", "%s '%s/plain' x", clean, tmp);
 
-  out = sh_ok("%s '%s/bin/sizeclass-run' '%s/plain' a 'b c'", clean, tmp, tmp);
-  cr_assert_str_eq(out, "usable 64 stats - format - preload yes args [a] [b c]\n");
-  free(out);
+  sh_expect(SH_S, "usable 64 stats - format - preload yes args [a] [b c]\n", "the wrapper preloads",
+            "%s '%s/bin/sizeclass-run' '%s/plain' a 'b c'", clean, tmp, tmp);
 
-  out = sh_ok("%s '%s/bin/sizeclass-run' --stats '%s/plain' 2>/dev/null", clean, tmp, tmp);
-  cr_assert_str_eq(out, "usable 64 stats 1 format - preload yes args\n");
-  free(out);
+  sh_expect(SH_S, "usable 64 stats 1 format - preload yes args\n", "--stats asks for the report",
+            "%s '%s/bin/sizeclass-run' --stats '%s/plain' 2>/dev/null", clean, tmp, tmp);
 
-  out = sh_ok("%s '%s/bin/sizeclass-run' --stats='%s/report.json' --json -- '%s/plain' --json",
-              clean, tmp, tmp, tmp);
   char want[512];
   snprintf(want, sizeof(want),
            "usable 64 stats %s/report.json format json preload yes args [--json]\n", tmp);
-  cr_assert_str_eq(out, want, "options stop at the program (or --)");
-  free(out);
+  sh_expect(SH_S, want, "options stop at the program (or --)",
+            "%s '%s/bin/sizeclass-run' --stats='%s/report.json' --json -- '%s/plain' --json", clean,
+            tmp, tmp, tmp);
 
-  out = sh_ok("%s '%s/bin/sizeclass-run' --json '%s/plain' 2>/dev/null", clean, tmp, tmp);
-  cr_assert_str_eq(out, "usable 64 stats 1 format json preload yes args\n",
-                   "--json implies --stats");
-  free(out);
+  sh_expect(SH_S, "usable 64 stats 1 format json preload yes args\n", "--json implies --stats",
+            "%s '%s/bin/sizeclass-run' --json '%s/plain' 2>/dev/null", clean, tmp, tmp);
 
   /* --html: the JSON report of the program, rendered by the installed sizeclass-report. */
-  out = sh_ok("%s '%s/bin/sizeclass-run' --html '%s/page.html' '%s/plain' 2>/dev/null", clean, tmp,
-              tmp, tmp);
+  char *out = sh_ok(SH_S, "%s '%s/bin/sizeclass-run' --html '%s/page.html' '%s/plain' 2>/dev/null",
+                    clean, tmp, tmp, tmp);
   cr_assert_eq(strncmp(out, "usable 64 stats ", 16), 0, "%s", out);
   cr_assert_not_null(strstr(out, ".json format json preload yes args\n"), "%s", out);
   free(out);
-  out = sh_ok("grep -c '<section id=\"classes\">' '%s/page.html'", tmp);
-  cr_assert_str_eq(out, "1\n", "the page of the run");
-  free(out);
+  sh_expect(SH_S, "1\n", "the page of the run", "grep -c '<section id=\"classes\">' '%s/page.html'",
+            tmp);
 
   int status;
-  out = sh(&status, "%s '%s/bin/sizeclass-run' --frobnicate '%s/plain'", clean, tmp, tmp);
+  out = sh_run(&status, SH_S, "%s '%s/bin/sizeclass-run' --frobnicate '%s/plain'", clean, tmp, tmp);
   cr_assert_eq(status, 2, "unknown option: usage error");
   cr_assert_not_null(strstr(out, "usage: sizeclass-run"));
   free(out);
-  out = sh(&status, "%s '%s/bin/sizeclass-run'", clean, tmp);
+  out = sh_run(&status, SH_S, "%s '%s/bin/sizeclass-run'", clean, tmp);
   cr_assert_eq(status, 2, "no program: usage error");
   free(out);
 }
@@ -312,12 +284,12 @@ Test(install, destdir_stages_with_final_paths_inside) {
   cr_assert_not_null(strstr(listing, "./lib/libsizeclass.so.0.1.0\n"), "%s", listing);
   cr_assert_not_null(strstr(listing, "./bin/sizeclass-run\n"));
   free(listing);
-  char *pc = sh_ok("cat '%s/lib/pkgconfig/sizeclass.pc'", stage);
+  char *pc = sh_ok(SH_S, "cat '%s/lib/pkgconfig/sizeclass.pc'", stage);
   cr_assert_not_null(strstr(pc, "libdir=/opt/sizeclass/lib\n"), "%s", pc);
   cr_assert_null(strstr(pc, "/stage"), "DESTDIR does not leak into the file");
   free(pc);
   char *wrapper =
-      sh_ok("grep -c '/opt/sizeclass/lib/libsizeclass.so.0' '%s/bin/sizeclass-run'", stage);
+      sh_ok(SH_S, "grep -c '/opt/sizeclass/lib/libsizeclass.so.0' '%s/bin/sizeclass-run'", stage);
   cr_assert_str_eq(wrapper, "1\n");
   free(wrapper);
   make_target("uninstall", vars);
@@ -365,41 +337,36 @@ Test(install, cmake_find_package_against_a_destdir_install, .timeout = 240) {
   /* The staged tree is found through CMAKE_PREFIX_PATH alone: every path
    * inside the package is relative to its config file. */
   char *out =
-      sh_ok("cmake -S '%s/proj' -B '%s/proj/build' -DCMAKE_PREFIX_PATH='%s/stage/usr/local'", tmp,
-            tmp, tmp);
+      sh_ok(SH_S, "cmake -S '%s/proj' -B '%s/proj/build' -DCMAKE_PREFIX_PATH='%s/stage/usr/local'",
+            tmp, tmp, tmp);
   char want[512];
   snprintf(want, sizeof(want), "-- sizeclass 0.1.0 at %s/stage/usr/local/lib\n", tmp);
   cr_assert_not_null(strstr(out, want), "configure output: %s", out);
   free(out);
-  free(sh_ok("cmake --build '%s/proj/build'", tmp));
+  free(sh_ok(SH_S, "cmake --build '%s/proj/build'", tmp));
 
-  char *link = sh_ok("cat '%s/proj/build/CMakeFiles/app_static.dir/link.txt'", tmp);
+  char *link = sh_ok(SH_S, "cat '%s/proj/build/CMakeFiles/app_static.dir/link.txt'", tmp);
   snprintf(want, sizeof(want), "%s/stage/usr/local/lib/libsizeclass.a -lpthread -ldl", tmp);
   cr_assert_not_null(strstr(link, want), "static link line: %s", link);
   free(link);
-  char *needed = sh_ok("readelf -d '%s/proj/build/app_shared' | grep NEEDED", tmp);
+  char *needed = sh_ok(SH_S, "readelf -d '%s/proj/build/app_shared' | grep NEEDED", tmp);
   cr_assert_not_null(strstr(needed, "[libsizeclass.so.0]"), "needs the soname: %s", needed);
   free(needed);
-  needed = sh_ok("readelf -d '%s/proj/build/app_static' | grep NEEDED", tmp);
+  needed = sh_ok(SH_S, "readelf -d '%s/proj/build/app_static' | grep NEEDED", tmp);
   cr_assert_null(strstr(needed, "libsizeclass"), "static: no libsizeclass.so: %s", needed);
   free(needed);
 
   snprintf(path, sizeof(path), "%s/stage/usr/local/lib", tmp);
-  out = sh_ok("LD_LIBRARY_PATH='%s' '%s/proj/build/app_shared'", path, tmp);
-  cr_assert_str_eq(out, "reuse 1 usable 64 owned 1\n", "sizeclass::sizeclass: malloc is ours");
-  free(out);
-  out = sh_ok("env -u LD_LIBRARY_PATH '%s/proj/build/app_static'", tmp);
-  cr_assert_str_eq(out, "reuse 1 usable 64 owned 1\n", "sizeclass::static: malloc is ours");
-  free(out);
+  sh_expect(SH_S, "reuse 1 usable 64 owned 1\n", "sizeclass::sizeclass: malloc is ours",
+            "LD_LIBRARY_PATH='%s' '%s/proj/build/app_shared'", path, tmp);
+  sh_expect(SH_S, "reuse 1 usable 64 owned 1\n", "sizeclass::static: malloc is ours",
+            "env -u LD_LIBRARY_PATH '%s/proj/build/app_static'", tmp);
 }
 
 /* The version file alone, in CMake's script mode, over the requests it
  * must accept and refuse (what find_package would set before including it). */
 Test(install, cmake_version_file_accepts_only_compatible_requests) {
-  make_tmp();
-  char vars[512];
-  snprintf(vars, sizeof(vars), "PREFIX=%s", tmp);
-  make_target("install", vars);
+  install_in_tmp();
   static const struct {
     const char *request; /* "" = no version; "A...B" = a range */
     const char *sizeof_void_p;
@@ -450,7 +417,7 @@ Test(install, cmake_version_file_accepts_only_compatible_requests) {
         set, cases[i].sizeof_void_p, tmp);
     snprintf(file, sizeof(file), "%s/v%zu.cmake", tmp, i);
     write_file(file, script);
-    char *out = sh_ok("cmake -P '%s'", file);
+    char *out = sh_ok(SH_S, "cmake -P '%s'", file);
     char want[64];
     snprintf(want, sizeof(want), "%s\n", cases[i].want);
     cr_expect_str_eq(out, want, "request '%s', %s-byte pointers: %s", req, cases[i].sizeof_void_p,

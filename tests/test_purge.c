@@ -17,8 +17,8 @@
 #include <time.h>
 
 #include "core_util.h"
-#include "internal.h"
-#include "purge.h"
+#include "core/internal.h"
+#include "core/purge.h"
 #include "sizeclass.h"
 
 #define MIB ((size_t)1 << 20)
@@ -135,6 +135,15 @@ static void *in_thread(void *(*fn)(void *)) {
   return ret;
 }
 
+/** Set the delay (ms) and step, warm up (100 MiB made and freed by a
+ * thread, glibc trimmed): the resident size to measure from. */
+static size_t warm_base(uint64_t delay_ms, uint32_t step) {
+  sc__purge_configure(delay_ms, step);
+  free_list(in_thread(alloc_100mib));
+  malloc_trim(0);
+  return rss_resident_bytes();
+}
+
 Test(purge, exited_thread_leaves_nothing_after_trim) {
   sc__purge_configure(NEVER_MS, 16);
   in_thread(alloc_and_free_100mib); /* warm up: thread stack, arena, glibc */
@@ -149,10 +158,7 @@ Test(purge, exited_thread_leaves_nothing_after_trim) {
 }
 
 Test(purge, blocks_freed_after_their_thread_exited_are_returned) {
-  sc__purge_configure(NEVER_MS, 16);
-  free_list(in_thread(alloc_100mib)); /* warm up */
-  malloc_trim(0);
-  size_t base = rss_resident_bytes();
+  size_t base = warm_base(NEVER_MS, 16);
   void *list = in_thread(alloc_100mib);
   free_list(list); /* remote frees into the abandoned arena */
   cr_assert_gt(rss_resident_bytes(), base + 90 * MIB);
@@ -163,20 +169,14 @@ Test(purge, blocks_freed_after_their_thread_exited_are_returned) {
 }
 
 Test(purge, exiting_thread_returns_what_is_past_the_delay) {
-  sc__purge_configure(0, 16);
-  free_list(in_thread(alloc_100mib)); /* warm up */
-  malloc_trim(0);
-  size_t base = rss_resident_bytes();
+  size_t base = warm_base(0, 16);
   in_thread(alloc_and_free_100mib);
   size_t after = rss_resident_bytes();
   cr_assert_lt(after, base + 10 * MIB, "resident after exit: %zu B over the base", after - base);
 }
 
 Test(purge, live_threads_tend_abandoned_arenas) {
-  sc__purge_configure(0, 64);
-  free_list(in_thread(alloc_100mib)); /* warm up */
-  malloc_trim(0);
-  size_t base = rss_resident_bytes();
+  size_t base = warm_base(0, 64);
   void *list = in_thread(alloc_100mib); /* its blocks outlive it */
   cr_assert_gt(rss_resident_bytes(), base + 90 * MIB);
   free_list(list); /* remote frees into the abandoned arena */

@@ -8,56 +8,25 @@
  * tests/progs/report_twin (a real process under the preloaded library);
  * tests/report/report_util.py edits them and compares. Runs from the source
  * root, as make test does. */
-#include <criterion/criterion.h>
 #include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "proc_run.h"
+#include "cr_util.h"
 
 static char tmp[256];
 
-static void remove_tmp(void) {
-  if (tmp[0] == '\0') return;
-  int rc;
-  free(pr_sh(&rc, 60, "rm -rf '%s'", tmp));
-}
+static void remove_tmp(void) { cr_tmp_remove(tmp); }
 
 TestSuite(report, .fini = remove_tmp);
 
 static void make_tmp(void) {
-  snprintf(tmp, sizeof(tmp), "/tmp/sc-report-XXXXXX");
-  cr_assert_not_null(mkdtemp(tmp));
-  cr_assert_eq(access("scripts/sizeclass-report", X_OK), 0, "tests run from the source root");
+  cr_tmp_make(tmp, sizeof(tmp), "report");
+  cr_at_source_root("scripts/sizeclass-report");
 }
 
 /** The whole file (free it), or NULL. */
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  size_t got = fread(buf, 1, (size_t)n, f);
-  buf[got] = 0;
-  fclose(f);
-  return buf;
-}
-
-/** Run a shell command line that must succeed; its output (stdout and stderr). */
-#define sh_ok(timeout_s, ...)                                              \
-  ({                                                                       \
-    int rc_;                                                               \
-    char *out_ = pr_sh(&rc_, (timeout_s), __VA_ARGS__);                    \
-    cr_assert_not_null(out_, "could not run, or timed out: " __VA_ARGS__); \
-    cr_assert_eq(rc_, 0, "exit %d: %s\n%s", rc_, #__VA_ARGS__, out_);      \
-    out_;                                                                  \
-  })
+static char *slurp(const char *path) { return cu_read_file(path, NULL); }
 
 /* What one run of the tool left: its exit status, stdout and stderr. */
 typedef struct {

@@ -1,4 +1,4 @@
-/* test_settings.c — the one table of settings (src/settings.c, issue 19):
+/* test_settings.c — the one table of settings (src/util/settings.c, issue 19):
  * every documented behaviour works the same whether a setting comes from
  * the environment, the program's sizeclass_options string or
  * sc_option_set(); every bad value of every setting gets one warning in
@@ -15,7 +15,7 @@
 #include <ctype.h>
 
 #include "core_util.h"
-#include "settings.h"
+#include "util/settings.h"
 #include "sizeclass.h"
 #include "stats_util.h"
 
@@ -29,17 +29,9 @@ typedef struct {
 
 static char dir[64]; /* this test's temporary directory */
 
-static void fresh_dir(void) {
-  strcpy(dir, "/tmp/sc_settings_XXXXXX");
-  cr_assert_not_null(mkdtemp(dir));
-}
+static void fresh_dir(void) { cr_tmp_make(dir, sizeof(dir), "settings"); }
 
-static void remove_dir(void) {
-  if (dir[0] == 0) return;
-  char cmd[128];
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
+static void remove_dir(void) { cr_tmp_remove(dir); }
 
 TestSuite(settings, .fini = remove_dir);
 
@@ -315,13 +307,8 @@ static void expect_output_then_json(const char *s, const char *first) {
   cr_assert(strncmp(s, first, strlen(first)) == 0, "the program's output first: %s", s);
   const char *json = s + strlen(first);
   cr_assert_eq(json[0], '{', "then the report: %s", s);
-  char path[128];
-  snprintf(path, sizeof(path), "%s/report.json", dir);
-  FILE *f = fopen(path, "w");
-  fputs(json, f);
-  fclose(f);
   su_json_t j;
-  su_json_load(&j, path, "one");
+  su_json_load_text(&j, dir, "report.json", json);
   cr_expect_str_eq(su_jraw(&j, "0.schema"), "\"libsizeclass-stats\"");
   su_json_free(&j);
 }
@@ -751,7 +738,8 @@ Test(settings, using_md_has_the_generated_table, .timeout = 60) {
   cr_assert_not_null(table);
   cr_assert_eq(rc, 0);
   char *doc = slurp("docs/using.md");
-  const char *begin = "<!-- settings: generated from src/settings.c by `make settings-doc` -->\n";
+  const char *begin =
+      "<!-- settings: generated from src/util/settings.c by `make settings-doc` -->\n";
   const char *at = strstr(doc, begin);
   cr_assert_not_null(at, "docs/using.md has the settings markers");
   at += strlen(begin);

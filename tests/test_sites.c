@@ -11,7 +11,7 @@
 
 #include "sites_util.h"
 #include "sizeclass.h"
-#include "stack.h"
+#include "features/stack.h"
 
 /* The known sites of `sites_prog exact`. */
 typedef struct {
@@ -68,31 +68,21 @@ static void check_exact(const su_json_t *j) {
   cr_expect_str_eq(sp_frame(j, c, 3), "\"main\"");
 }
 
-Test(sites, exact_counts_and_names_at_rate_1) {
+/** The exact pattern at rate 1, preloaded or statically linked. */
+static void run_exact(bool static_link) {
   sp_run_t r;
-  const char *env[] = {"SIZECLASS_SITES=1", "SIZECLASS_STATS=%J", NULL};
-  sp_run(&r, false, "exact", NULL, env);
-  cr_assert_eq(r.rc, 0, "exit %d: %s", r.rc, r.err);
   su_json_t j;
-  su_json_load(&j, r.json_path, "one");
+  const char *env[] = {"SIZECLASS_SITES=1", "SIZECLASS_STATS=%J", NULL};
+  sp_run_report(&r, &j, static_link, "exact", NULL, env);
   check_exact(&j);
-  su_json_free(&j);
-  sp_free(&r);
+  sp_done(&r, &j);
 }
+
+Test(sites, exact_counts_and_names_at_rate_1) { run_exact(false); }
 
 /* Linked statically, the library's code lies inside the program: its own
  * frames must still be told apart from the program's. */
-Test(sites, exact_counts_with_the_static_archive) {
-  sp_run_t r;
-  const char *env[] = {"SIZECLASS_SITES=1", "SIZECLASS_STATS=%J", NULL};
-  sp_run(&r, true, "exact", NULL, env);
-  cr_assert_eq(r.rc, 0, "exit %d: %s", r.rc, r.err);
-  su_json_t j;
-  su_json_load(&j, r.json_path, "one");
-  check_exact(&j);
-  su_json_free(&j);
-  sp_free(&r);
-}
+Test(sites, exact_counts_with_the_static_archive) { run_exact(true); }
 
 /* SIZECLASS_SITES alone: the text report on stderr, without exact
  * statistics, with the leaks and the waste by site. */
@@ -131,11 +121,9 @@ Test(sites, text_report_names_leaks_and_waste) {
  * within 20 % with a margin of more than 5 standard deviations. */
 Test(sites, top_site_and_its_estimate_under_sampling) {
   sp_run_t r;
-  const char *env[] = {"SIZECLASS_SITES=on", "SIZECLASS_STATS=%J", NULL};
-  sp_run(&r, false, "sampled", "400000", env);
-  cr_assert_eq(r.rc, 0, "exit %d: %s", r.rc, r.err);
   su_json_t j;
-  su_json_load(&j, r.json_path, "one");
+  const char *env[] = {"SIZECLASS_SITES=on", "SIZECLASS_STATS=%J", NULL};
+  sp_run_report(&r, &j, false, "sampled", "400000", env);
   cr_assert_eq(su_ju(&j, "0.site_sampling.rate_bytes"), 262144);
   cr_assert_str_eq(su_jraw(&j, "0.site_sampling.sampled"), "true");
   long hot = sp_site(&j, 64, "hot_site"), cold = sp_site(&j, 64, "cold_site");
@@ -154,8 +142,7 @@ Test(sites, top_site_and_its_estimate_under_sampling) {
     }
   cr_expect_eq(first, hot, "hot_site leads class 64");
   if (cold >= 0) cr_expect_lt(sp_fig(&j, cold, "allocs"), est / 3);
-  su_json_free(&j);
-  sp_free(&r);
+  sp_done(&r, &j);
 }
 
 /* Sampled estimates are calibrated by the class's exact figures: the
@@ -191,18 +178,15 @@ Test(sites, sampled_estimates_add_up_to_the_class) {
 
 Test(sites, sites_of_threads) {
   sp_run_t r;
-  const char *env[] = {"SIZECLASS_SITES=1", "SIZECLASS_STATS=%J", NULL};
-  sp_run(&r, false, "threads", NULL, env);
-  cr_assert_eq(r.rc, 0);
   su_json_t j;
-  su_json_load(&j, r.json_path, "one");
+  const char *env[] = {"SIZECLASS_SITES=1", "SIZECLASS_STATS=%J", NULL};
+  sp_run_report(&r, &j, false, "threads", NULL, env);
   long i = sp_site(&j, 64, "thread_site");
   cr_assert_geq(i, 0);
   cr_expect_eq(sp_fig(&j, i, "allocs"), 4000, "4 threads x 1000, one stack");
   cr_expect_eq(sp_fig(&j, i, "live_blocks"), 0);
   cr_expect_str_eq(sp_frame(&j, i, 1), "\"thread_main\"");
-  su_json_free(&j);
-  sp_free(&r);
+  sp_done(&r, &j);
 }
 
 /* A sampled block (every one, at rate 1) freed by another thread, or
@@ -266,29 +250,24 @@ Test(sites, sites_after_fork) {
  * deadlock, and the counts stay exact. */
 Test(sites, an_unwinder_that_allocates_does_not_recurse) {
   sp_run_t r;
+  su_json_t j;
   const char *env[] = {"SIZECLASS_SITES=1", "SIZECLASS_STATS=%J", "SITES_PROG_UNWIND_ALLOC=1",
                        NULL};
-  sp_run(&r, false, "exact", NULL, env);
-  cr_assert_eq(r.rc, 0, "exit %d: %s", r.rc, r.err);
+  sp_run_report(&r, &j, false, "exact", NULL, env);
   cr_expect_gt(su_said(r.out, "walks"), 0, "the unwinder was called");
-  su_json_t j;
-  su_json_load(&j, r.json_path, "one");
   check_exact(&j);
-  su_json_free(&j);
-  sp_free(&r);
+  sp_done(&r, &j);
 }
 
 /* A signal frame: the cached rules do not cover it, libgcc walks the
  * stack (and allocates, here), through the frame to the program. */
 Test(sites, a_stack_through_a_signal_frame) {
   sp_run_t r;
+  su_json_t j;
   const char *env[] = {"SIZECLASS_SITES=1", "SIZECLASS_STATS=%J", "SITES_PROG_UNWIND_ALLOC=1",
                        NULL};
-  sp_run(&r, false, "signal", NULL, env);
-  cr_assert_eq(r.rc, 0, "exit %d: %s", r.rc, r.err);
+  sp_run_report(&r, &j, false, "signal", NULL, env);
   cr_expect_gt(su_said(r.out, "walks"), 0, "libgcc walked it");
-  su_json_t j;
-  su_json_load(&j, r.json_path, "one");
   long i = sp_site(&j, 64, "signal_site");
   cr_assert_geq(i, 0);
   cr_expect_eq(sp_fig(&j, i, "allocs"), 10);
@@ -297,8 +276,7 @@ Test(sites, a_stack_through_a_signal_frame) {
   for (int k = 2; k < (int)su_ju(&j, "0.sites.%ld.frames.len", i); k++)
     main_seen |= strcmp(sp_frame(&j, i, k), "\"main\"") == 0;
   cr_expect(main_seen, "the walk crossed the signal frame to main");
-  su_json_free(&j);
-  sp_free(&r);
+  sp_done(&r, &j);
 }
 
 Test(sites, folded_stacks_for_flame_graphs) {
@@ -321,32 +299,26 @@ Test(sites, folded_stacks_for_flame_graphs) {
 
 Test(sites, off_they_are_not_tracked) {
   sp_run_t r;
-  const char *env[] = {"SIZECLASS_STATS=%J", NULL};
-  sp_run(&r, false, "exact", NULL, env);
-  cr_assert_eq(r.rc, 0);
   su_json_t j;
-  su_json_load(&j, r.json_path, "one");
+  const char *env[] = {"SIZECLASS_STATS=%J", NULL};
+  sp_run_report(&r, &j, false, "exact", NULL, env);
   cr_expect_str_eq(su_jraw(&j, "0.sites"), "null");
   cr_expect_str_eq(su_jraw(&j, "0.site_sampling"), "null");
-  su_json_free(&j);
-  sp_free(&r);
+  sp_done(&r, &j);
 }
 
 /* A bad value never switches a feature on: one warning, and no sites. */
 Test(sites, a_bad_setting_warns_once_and_leaves_sites_off) {
   sp_run_t r;
+  su_json_t j;
   const char *env[] = {"SIZECLASS_SITES=often", "SIZECLASS_STATS=%J", NULL};
-  sp_run(&r, false, "exact", NULL, env);
-  cr_assert_eq(r.rc, 0);
+  sp_run_report(&r, &j, false, "exact", NULL, env);
   cr_expect_str_eq(r.err,
                    "sizeclass: SIZECLASS_SITES=\"often\": expected on, off, 1 or a byte count from "
                    "2 to 128m (k, m, g: KiB, MiB, GiB); sites stay off\n");
-  su_json_t j;
-  su_json_load(&j, r.json_path, "one");
   cr_expect_str_eq(su_jraw(&j, "0.site_sampling"), "null");
   cr_expect_str_eq(su_jraw(&j, "0.sites"), "null");
-  su_json_free(&j);
-  sp_free(&r);
+  sp_done(&r, &j);
 }
 
 /* scripts/sc-addr2line turns each frame's module+offset into file:line. */

@@ -161,9 +161,7 @@ static void pattern_free(pattern_t *r) {
   su_json_free(&r->base_json);
   su_text_free(&r->api_text);
   free(r->out);
-  char cmd[128];
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r->dir);
-  cr_expect_eq(system(cmd), 0);
+  cr_expect(cr_tmp_remove(r->dir));
 }
 
 /* Keys of a class object that are integers (everything but the histogram
@@ -295,11 +293,7 @@ static void tier_run(tier_run_t *r, const char *mode, const char *arg, const cha
   cr_assert_eq(su_run(argv, env, r->out, r->err, 30, true), 0);
 }
 
-static void tier_done(tier_run_t *r) {
-  char cmd[128];
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r->dir);
-  cr_expect_eq(system(cmd), 0);
-}
+static void tier_done(tier_run_t *r) { cr_expect(cr_tmp_remove(r->dir)); }
 
 /** The pattern run without any SIZECLASS_STATS* variable: its API report
  * (sc_stats_print) has every block count of the exact run, and shows every
@@ -684,11 +678,7 @@ static int warnings(const char *s, const char *must_contain) {
 
 static bool exists(const char *path) { return access(path, F_OK) == 0; }
 
-static void cleanup(const char *dir) {
-  char cmd[128];
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-  cr_expect_eq(system(cmd), 0);
-}
+static void cleanup(const char *dir) { cr_expect(cr_tmp_remove(dir)); }
 
 #define TEXT_REPORT_AT_EXIT "== libsizeclass statistics (exit) =="
 
@@ -721,13 +711,8 @@ Test(stats, stderr_and_stdout, .timeout = 30) {
   snprintf(out, sizeof(out), "%s/out", dir);
   char *o = su_read(out);
   char *json = strchr(o, '\n') + 1;
-  char path[128];
-  snprintf(path, sizeof(path), "%s/stdout.json", dir);
-  FILE *f = fopen(path, "w");
-  fputs(json, f);
-  fclose(f);
   su_json_t j;
-  su_json_load(&j, path, "one");
+  su_json_load_text(&j, dir, "stdout.json", json);
   cr_expect_eq(su_ju(&j, "0.classes.2.allocs"), 10);
   cr_expect_eq(su_ju(&j, "0.classes.2.frees"), 5);
   cr_expect_eq(su_ju(&j, "0.process.pid"), su_said(o, "pid"));

@@ -39,15 +39,12 @@ static void check_frame(const su_json_t *j, unsigned i, unsigned f, bool exact) 
 
 Test(timeline, every_frame_per_class_with_exact_statistics) {
   sp_run_t r;
-  const char *env[] = {"SIZECLASS_STATS=%J", NULL};
-  sp_run(&r, false, "frames", NULL, env);
-  cr_assert_eq(r.rc, 0, "%s", r.err);
   su_json_t j;
-  su_json_load(&j, r.json_path, "one");
+  const char *env[] = {"SIZECLASS_STATS=%J", NULL};
+  sp_run_report(&r, &j, false, "frames", NULL, env);
   cr_assert_eq(su_ju(&j, "0.frame_timeline.len"), 10);
   for (unsigned f = 1; f <= 10; f++) check_frame(&j, f - 1, f, true);
-  su_json_free(&j);
-  sp_free(&r);
+  sp_done(&r, &j);
 }
 
 /* The default tier (SIZECLASS_SITES alone implies a report without exact
@@ -62,33 +59,26 @@ Test(timeline, default_tier_says_bytes_are_not_tracked) {
   cr_assert_eq(su_ju(&j, "0.exact_statistics"), 0);
   cr_assert_eq(su_ju(&j, "0.frame_timeline.len"), 10);
   for (unsigned f = 1; f <= 10; f++) check_frame(&j, f - 1, f, false);
-  su_json_free(&j);
-  sp_free(&r);
+  sp_done(&r, &j);
 }
 
 Test(timeline, keeps_the_last_frames_of_its_history) {
   sp_run_t r;
-  const char *env[] = {"SIZECLASS_STATS=%J", "SIZECLASS_FRAME_HISTORY=4", NULL};
-  sp_run(&r, false, "frames", NULL, env);
-  cr_assert_eq(r.rc, 0);
   su_json_t j;
-  su_json_load(&j, r.json_path, "one");
+  const char *env[] = {"SIZECLASS_STATS=%J", "SIZECLASS_FRAME_HISTORY=4", NULL};
+  sp_run_report(&r, &j, false, "frames", NULL, env);
   cr_assert_eq(su_ju(&j, "0.frame_timeline.len"), 4, "the last 4, oldest first");
   for (unsigned f = 7; f <= 10; f++) check_frame(&j, f - 7, f, true);
-  su_json_free(&j);
-  sp_free(&r);
+  sp_done(&r, &j);
 }
 
 Test(timeline, off_with_a_history_of_0) {
   sp_run_t r;
-  const char *env[] = {"SIZECLASS_STATS=%J", "SIZECLASS_FRAME_HISTORY=0", NULL};
-  sp_run(&r, false, "frames", NULL, env);
-  cr_assert_eq(r.rc, 0);
   su_json_t j;
-  su_json_load(&j, r.json_path, "one");
+  const char *env[] = {"SIZECLASS_STATS=%J", "SIZECLASS_FRAME_HISTORY=0", NULL};
+  sp_run_report(&r, &j, false, "frames", NULL, env);
   cr_expect_str_eq(su_jraw(&j, "0.frame_timeline"), "null");
-  su_json_free(&j);
-  sp_free(&r);
+  sp_done(&r, &j);
 }
 
 Test(timeline, the_text_form_shows_the_last_frames) {
@@ -108,12 +98,8 @@ Test(timeline, the_text_form_shows_the_last_frames) {
 /* Warn mode: the first carve after frame 1 (frame 7) is reported, exactly
  * once for the class (frame 9 carves again), and the program goes on. */
 Test(frame_check, warn_reports_a_class_once) {
-  sp_run_t r;
   const char *env[] = {"SIZECLASS_FRAME_CHECK=warn", "SIZECLASS_FRAME_CHECK_AFTER=1", NULL};
-  sp_run(&r, false, "frames", NULL, env);
-  cr_assert_eq(r.rc, 0);
-  cr_expect_str_eq(r.err, "sizeclass: frame 7: fresh carve in class 64 B\n");
-  sp_free(&r);
+  sp_expect_err("frames", NULL, env, 0, "sizeclass: frame 7: fresh carve in class 64 B\n");
 }
 
 /* Abort mode: the message, then abort() (a death test). */
@@ -144,20 +130,12 @@ Test(frame_check, names_the_site_when_sites_are_recorded) {
  * SIZECLASS_WARMUP_FRAMES; frames up to SIZECLASS_FRAME_CHECK_AFTER are
  * not checked. */
 Test(frame_check, starts_after_the_warm_up) {
-  sp_run_t r;
   const char *quiet[] = {"SIZECLASS_FRAME_CHECK=abort", NULL};
-  sp_run(&r, false, "frames", NULL, quiet);
-  cr_expect_eq(r.rc, 0);
-  cr_expect_str_empty(r.err);
-  sp_free(&r);
+  sp_expect_err("frames", NULL, quiet, 0, "");
   const char *warm[] = {"SIZECLASS_FRAME_CHECK=warn", "SIZECLASS_WARMUP_FRAMES=8", NULL};
-  sp_run(&r, false, "frames", NULL, warm);
-  cr_expect_str_eq(r.err, "sizeclass: frame 9: fresh carve in class 64 B\n");
-  sp_free(&r);
+  sp_expect_err("frames", NULL, warm, 0, "sizeclass: frame 9: fresh carve in class 64 B\n");
   const char *after[] = {"SIZECLASS_FRAME_CHECK=warn", "SIZECLASS_FRAME_CHECK_AFTER=9", NULL};
-  sp_run(&r, false, "frames", NULL, after);
-  cr_expect_str_empty(r.err);
-  sp_free(&r);
+  sp_expect_err("frames", NULL, after, 0, "");
 }
 
 /* The API alone (no environment): checked at each mark, from the frame's
@@ -179,12 +157,9 @@ Test(frame_check, the_api_switches_it_on_around_a_section) {
 /* The API overrides the environment's start: on at frame 1 although
  * SIZECLASS_FRAME_CHECK_AFTER says 100; caught by the seam, with abort. */
 Test(frame_check, the_api_overrides_the_environment) {
-  sp_run_t r;
   const char *env[] = {"SIZECLASS_FRAME_CHECK=abort", "SIZECLASS_FRAME_CHECK_AFTER=100", NULL};
-  sp_run(&r, false, "steady", "1", env);
-  cr_assert_eq(r.rc, 128 + SIGABRT);
-  cr_expect_str_eq(r.err, "sizeclass: frame 7: fresh carve in class 64 B\n");
-  sp_free(&r);
+  sp_expect_err("steady", "1", env, 128 + SIGABRT,
+                "sizeclass: frame 7: fresh carve in class 64 B\n");
 }
 
 Test(frame_check, bad_settings_warn_once) {

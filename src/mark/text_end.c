@@ -1,5 +1,5 @@
 /* text_end.c — the library's last object: it closes the code labels of
  * text_mark.h. */
-#include "text_mark.h"
+#include "mark/text_mark.h"
 
 __asm__(SC_TEXT_LABELS("end"));

@@ -21,10 +21,10 @@ static void announce(uintptr_t block, long offset, long alloc_tid, long free_tid
 }
 
 #ifdef MC_LINKED
-/* The allocation-site hook of the guard pages (src/guard.h), as a sites
+/* The allocation-site hook of the guard pages (src/features/guard.h), as a sites
  * feature would set it: here one fake site for everything. Linked, the
  * program can reach the library's internal names. */
-#include "guard.h"
+#include "features/guard.h"
 
 static uint64_t fake_capture(void) { return 7; }
 

@@ -1,11 +1,11 @@
-/* settings_doc.c — print the table of settings (src/settings.c) as the
+/* settings_doc.c — print the table of settings (src/util/settings.c) as the
  * Markdown table of docs/using.md: one row per setting, from the
  * declarations themselves. `make settings-doc` puts it into docs/using.md
  * between its markers; tests/test_settings.c fails while the two differ.
  * Linked with libsizeclass.a (mk/settings.mk) for the table. */
 #include <stdio.h>
 
-#include "settings.h"
+#include "util/settings.h"
 
 static const char *when(sc_setting_when_t w) {
   switch (w) {

@@ -1,0 +1,140 @@
+/* alloc.c — the allocation API on top of the fast paths: calloc, realloc,
+ * aligned allocation, usable size, and the public sc_* names. */
+#include "core/alloc.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "core/seam.h"
+#include "sizeclass.h"
+
+/** Requests above SC_SMALL_MAX: the system allocator. */
+sc_noinline void *sc__malloc_slow(size_t n) { return sc__sys_malloc(n); }
+
+/** free() of a pointer outside our segments: NULL, or the system's. */
+sc_noinline void sc__free_slow(void *p) {
+  if (p == NULL) return;
+  if (sc_unlikely(sc__features != 0) && sc__seam_free_foreign(p)) return; /* a guarded block */
+  sc__sys_free(p);
+}
+
+/** Page of one of our blocks (p must be owned); a pointer that is not the
+ * start of a handed-out block aborts, named for the call that got it. Any
+ * thread may ask: the page's shared line answers. */
+static const sc_page_t *owned_block_page(uintptr_t p, const char *call) {
+  const sc_page_t *page = sc__page_of(sc__segment_of(p), p);
+  uintptr_t offset = p & (SC_PAGE_SIZE - 1);
+  if (page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
+      offset >= page->shared_carved)
+    sc__fatal_block(call, (const void *)p, 0);
+  return page;
+}
+
+void *sc__calloc(size_t count, size_t size) {
+  size_t n;
+  if (sc_unlikely(__builtin_mul_overflow(count, size, &n))) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (n > SC_SMALL_MAX) return sc__sys_calloc(1, n);
+  void *p = sc__malloc_inline(n);
+  if (sc_likely(p != NULL)) memset(p, 0, n);
+  return p;
+}
+
+void *sc__realloc(void *p, size_t n) {
+  if (p == NULL) return sc__malloc_inline(n);
+  if (n == 0) { /* glibc: realloc(p, 0) frees and returns NULL */
+    sc__free_inline(p);
+    return NULL;
+  }
+  uintptr_t u = (uintptr_t)p;
+  size_t old_size;
+  if (sc__segment_owned(u)) {
+    const sc_page_t *page = owned_block_page(u, "realloc of invalid pointer");
+    old_size = (size_t)page->shared_mask + 1;
+    /* A freed block must not come back to life through realloc. */
+    const uint8_t *state = sc__map_entry(page->shared_map, u, page->shared_shift);
+    bool freed = __atomic_load_n(state, __ATOMIC_RELAXED) == SC_MAP_FREE;
+    /* A feature may hold freed blocks that are still live in the map (the
+     * checking mode's quarantine). */
+    if ((sc__features & SC_FEATURES_HOLD_FREED) && sc__seam_realloc_freed(p)) freed = true;
+    if (sc_unlikely(freed)) sc__fatal_block("realloc of freed block", p, (unsigned)old_size);
+    /* Same class: keep the block; only its requested size changes. */
+    if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size) {
+      if (sc__features != 0) sc__seam_resize(sc__thread.arena, p, n);
+      return p;
+    }
+  } else {
+    void *q;
+    if (sc_unlikely(sc__features != 0) && sc__seam_realloc_foreign(p, n, &q)) return q;
+    if (n > SC_SMALL_MAX) return sc__sys_realloc(p, n);
+    old_size = sc__sys_usable_size(p);
+  }
+  void *q = sc__malloc_inline(n);
+  if (q == NULL) return NULL; /* the old block stays valid */
+  memcpy(q, p, old_size < n ? old_size : n);
+  sc__free_inline(p);
+  return q;
+}
+
+/** memalign semantics: align is a power of two (callers round/validate). */
+void *sc__memalign(size_t align, size_t n) {
+  if (align <= SC_MIN_CLASS_SIZE) return sc__malloc_inline(n);
+  if (align <= SC_SMALL_MAX && n <= SC_SMALL_MAX) {
+    /* A class block of size 2^k is aligned to 2^k: pick the larger class. */
+    size_t g = sc__bucket_of(n > align ? n : align);
+    if (sc_unlikely(sc__features & (SC_FEATURES_EVERY_MALLOC | SC_FEATURE_GUARD)))
+      return sc__seam_memalign(n, sc__class_of_granule[g], align);
+    return sc__alloc_granule(n, g);
+  }
+  return sc__sys_memalign(align, n);
+}
+
+int sc__posix_memalign(void **out, size_t align, size_t n) {
+  if (align < sizeof(void *) || (align & (align - 1)) != 0) return EINVAL;
+  int saved = errno;
+  void *p = sc__memalign(align, n);
+  if (p == NULL) {
+    errno = saved;
+    return ENOMEM;
+  }
+  *out = p;
+  return 0;
+}
+
+size_t sc__usable_size(const void *p) {
+  if (p == NULL) return 0;
+  uintptr_t u = (uintptr_t)p;
+  if (sc__segment_owned(u)) {
+    size_t size =
+        (size_t)owned_block_page(u, "malloc_usable_size of invalid pointer")->shared_mask + 1;
+    return sc__features != 0 ? sc__seam_usable(p, size) : size;
+  }
+  size_t size;
+  if (sc_unlikely(sc__features != 0) && sc__seam_usable_foreign(p, &size)) return size;
+  return sc__sys_usable_size(p);
+}
+
+/* ---- public names ------------------------------------------------------ */
+
+sc_public void *sc_malloc(size_t n) { return sc__malloc_inline(n); }
+sc_public void sc_free(void *p) { sc__free_inline(p); }
+sc_public void *sc_calloc(size_t count, size_t size) { return sc__calloc(count, size); }
+sc_public void *sc_realloc(void *p, size_t n) { return sc__realloc(p, n); }
+sc_public int sc_posix_memalign(void **out, size_t align, size_t n) {
+  return sc__posix_memalign(out, align, n);
+}
+sc_public size_t sc_usable_size(const void *p) { return sc__usable_size(p); }
+
+sc_public bool sc_owns(const void *p) {
+  uintptr_t u = (uintptr_t)p;
+  if (!sc__segment_owned(u)) return sc__features != 0 && sc__seam_owns_foreign(p);
+  const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
+  return page->state == SC_PAGE_ACTIVE && page->arena != NULL &&
+         (u & (SC_PAGE_SIZE - 1)) < page->shared_carved;
+}
+
+sc_public size_t sc_class_size(size_t n) {
+  return n <= SC_SMALL_MAX ? sc__class_size(sc__class_of(n)) : 0;
+}

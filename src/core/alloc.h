@@ -1,0 +1,216 @@
+/* alloc.h — the malloc and free fast paths, inlined into both the public
+ * sc_* functions and the interposed malloc/free.
+ *
+ * A steady-state malloc reads the thread's slot for the request's granule
+ * (TLS), counts down the thread's sample countdown, takes the block from
+ * the owner's line of that page's descriptor and marks it live in the
+ * page's block map. A free reads the segment bitmap word (shared,
+ * read-only), the same descriptor line and the block's map byte — never
+ * the block itself, which is usually cold: it only writes the free-list
+ * link into it. No statistics counter lives anywhere else: the page's
+ * `allocs` and `used` are the default statistics (summed on demand,
+ * stats.c). Anything unusual (no arena yet, an empty page, a full, trapped
+ * or emptied page, another thread's block, a foreign pointer, a block that
+ * is not plainly live) leaves through an out-of-line slow path.
+ *
+ * Optional features share one test per path (DESIGN.md, guarantee 9): the
+ * malloc countdown, which runs out at once for the features that see every
+ * malloc and after a random number of calls for the sampled ones (seam.h),
+ * and on free the owner comparison, which the features that see every free
+ * make fail (the thread's `self`). A block a sampled feature must see freed
+ * carries SC_MAP_SAMPLED, which the free's map check sends out of line. */
+#ifndef SC_ALLOC_H
+#define SC_ALLOC_H
+
+#include "core/internal.h"
+#include "core/seam.h"
+#include "core/size_class.h"
+
+/* Hidden entry points shared by src/alloc.c and shim/. */
+#pragma GCC visibility push(hidden)
+void *sc__malloc_slow(size_t n);
+void sc__free_slow(void *p);
+void *sc__calloc(size_t count, size_t size);
+void *sc__realloc(void *p, size_t n);
+void *sc__memalign(size_t align, size_t n);
+int sc__posix_memalign(void **out, size_t align, size_t n);
+size_t sc__usable_size(const void *p);
+#pragma GCC visibility pop
+
+/** The start of page's data (any thread). */
+static inline uintptr_t sc__page_base(const sc_page_t *page) {
+  return (uintptr_t)page->carve_end - SC_PAGE_SIZE;
+}
+
+/** A fresh block was carved from page up to `end`: raise the high-water
+ * mark, in both lines. */
+static inline void sc__page_fresh_mark(sc_page_t *page, uint8_t *end) {
+  page->fresh_end = end;
+  page->shared_carved = (uint32_t)((uintptr_t)end - sc__page_base(page));
+}
+
+/** Take a block from page: the head of its free list, else the next block
+ * in address order; marked live in the map (entries of 2^eshift bytes: 0
+ * in the default tier, SC_MAP_WIDE_SHIFT with requested sizes; *index:
+ * its index) and counted in the page. NULL when the page has neither. A
+ * corrupted free-list link ends in sc__fatal_list_of (for callers that
+ * return the block at once: a tail jump) or, with `goes_on`, in
+ * sc__fatal_list_at; neither returns. */
+static inline sc_block_t *sc__page_take_counted(sc_page_t *page, bool goes_on, unsigned eshift,
+                                                size_t *index, bool count) {
+  (void)goes_on; /* only the hardened check uses it */
+  sc_block_t *b = page->free;
+  if (sc_likely(!sc__is_list_end(b))) {
+    sc_block_t *next = sc__decode(b->next);
+    page->free = next;
+    /* The next block's line, for the next malloc of this class: a page's
+     * free blocks are often cold (freed long ago), and the pop must read
+     * its link. */
+    __builtin_prefetch(next);
+#if SC_HARDEN
+    /* A link must stay in its page (its end does too): checked after the
+     * store, so the check reuses the register the store no longer needs. */
+    if (sc_unlikely((((uintptr_t)next ^ (uintptr_t)b) >> SC_PAGE_SHIFT) != 0)) {
+      if (goes_on) sc__fatal_list_at(page);
+      return sc__fatal_list_of(page);
+    }
+#endif
+  } else {
+    uint8_t *at = page->carve_next;
+    if (sc_unlikely(at == page->carve_end)) return NULL;
+    if (at == NULL) __builtin_unreachable(); /* a page's blocks are never at 0 */
+    b = (sc_block_t *)at;
+    at += page->block_mask + 1;
+    page->carve_next = at;
+    if (sc_unlikely(at > page->fresh_end)) sc__page_fresh_mark(page, at);
+  }
+  *index = sc__map_index((uintptr_t)b, page->shift);
+  page->map[*index << eshift] = SC_MAP_LIVE;
+  page->used++;
+  if (count) page->allocs++;
+  return b;
+}
+/** The same, counted in the page's `allocs` (the default tier's figure;
+ * the exact tier counts its own). */
+static inline sc_block_t *sc__page_take_at(sc_page_t *page, bool goes_on, unsigned eshift,
+                                           size_t *index) {
+  return sc__page_take_counted(page, goes_on, eshift, index, true);
+}
+/** The same in whichever tier the process runs (slow paths). */
+static inline sc_block_t *sc__page_take_ex(sc_page_t *page, bool goes_on) {
+  size_t index;
+  return sc__page_take_at(page, goes_on, sc__map_shift, &index);
+}
+static inline sc_block_t *sc__page_take(sc_page_t *page) { return sc__page_take_ex(page, false); }
+
+/** --*used, and true when the result is <= 0 as a signed number (full,
+ * trapped or emptied page): one subtract and one branch on x86-64. */
+static inline bool sc__used_dec(uint32_t *used) {
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+  bool le; /* the flags of used - 1 say used <= 1 (signed), that is the result <= 0 */
+  __asm__("subl $1, %0" : "+m"(*used), "=@ccle"(le));
+  return le;
+#else
+  return (int32_t)-- * used <= 0;
+#endif
+}
+
+/** --*m, and true when the result is not 0 (the byte was not LIVE): one
+ * subtract and one branch on x86-64. */
+static inline bool sc__map_dec(uint8_t *m) {
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+  bool nz;
+  __asm__("subb $1, %0" : "+m"(*m), "=@ccnz"(nz));
+  return nz;
+#else
+  return --*m != 0;
+#endif
+}
+
+/** Put block p of page (owned by the calling thread) back on its free
+ * list: 0 done, 1 done and the page needs sc__page_after_free (full,
+ * trapped, or now empty), -1 not done: p is not a plainly live block
+ * (sc__page_free_marked sorts it out: a sampled block, or misuse). A
+ * pointer inside a block is caught by the mask; one to a block that is
+ * free or was never handed out, by the map byte (which the test leaves
+ * decremented: sc__page_free_marked restores it). */
+static inline int sc__page_put(sc_page_t *page, void *p, unsigned eshift) {
+  sc_block_t *b = (sc_block_t *)p;
+#if SC_HARDEN
+  if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) return -1;
+#endif
+  if (sc_unlikely(sc__map_dec(&page->map[sc__map_index((uintptr_t)p, page->shift) << eshift])))
+    return -1;
+  b->next = sc__encode(page->free);
+  page->free = b;
+  return sc__used_dec(&page->used);
+}
+
+/** Free block p of page, owned by the calling thread (map entries of
+ * 2^eshift bytes): put it back, then what the page needs, or what its map
+ * entry asks for. */
+static inline void sc__page_free_at(sc_page_t *page, void *p, unsigned eshift) {
+  int r = sc__page_put(page, p, eshift);
+  if (sc_likely(r == 0)) return;
+  if (r > 0)
+    sc__page_after_free(page);
+  else
+    sc__page_free_marked(p, page);
+}
+/** The same in whichever tier the process runs. */
+static inline void sc__page_free(sc_page_t *page, void *p) {
+  sc__page_free_at(page, p, sc__map_shift);
+}
+
+/** --*left, and true when the result is <= 0 (a sample is due): one
+ * subtract on the TLS word and one branch on x86-64. */
+static inline bool sc__countdown(int64_t *left) {
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+  bool le;
+  __asm__("subq $1, %0" : "+m"(*left), "=@ccle"(le));
+  return le;
+#else
+  return --*left <= 0;
+#endif
+}
+
+/** Allocate n <= SC_SMALL_MAX bytes from the page of granule g (the
+ * granule of n, or of a larger size for an aligned request); NULL + ENOMEM
+ * on failure. The countdown comes first: the features' path then takes the
+ * block itself. */
+static inline void *sc__alloc_granule(size_t n, size_t g) {
+  sc_thread_t *t = &sc__thread;
+  sc_page_t *page = t->current[g];
+  if (sc_unlikely(sc__countdown(&t->sample_left))) return sc__alloc_noted_fn(n, g, page);
+  size_t index;
+  sc_block_t *b = sc__page_take_at(page, false, 0, &index); /* narrow entries: */
+  if (sc_likely(b != NULL)) return b; /* with wide ones the countdown never lets it here */
+  return sc__arena_alloc_slow(n, g);
+}
+
+/** Allocate n <= SC_SMALL_MAX bytes from its class. */
+static inline void *sc__alloc_small(size_t n) { return sc__alloc_granule(n, sc__bucket_of(n)); }
+
+/** malloc(n). */
+static inline void *sc__malloc_inline(size_t n) {
+  if (sc_likely(n <= SC_SMALL_MAX)) return sc__alloc_small(n);
+  return sc__malloc_slow(n);
+}
+
+/** free(p), any pointer: ours, the system allocator's, or NULL. */
+static inline void sc__free_inline(void *p) {
+  uintptr_t u = (uintptr_t)p;
+  if (sc_unlikely(!sc__segment_owned(u))) {
+    sc__free_slow(p); /* NULL or the system allocator's */
+    return;
+  }
+  sc_page_t *page = sc__page_of(sc__segment_of(u), u);
+  sc_arena_t *self = sc__thread.self;
+  if (sc_unlikely(page->arena != self)) {
+    sc__free_other_fn(p, page, self);
+    return;
+  }
+  sc__page_free_at(page, p, 0); /* wide entries: self is never the owner */
+}
+
+#endif /* SC_ALLOC_H */

@@ -1,0 +1,227 @@
+/* fallback.c — the route to the system allocator (glibc) for requests the
+ * classes do not serve and for pointers the classes did not make. glibc
+ * exports its allocator as __libc_*, so no dlsym is needed on this path.
+ *
+ * Whatever this file wraps around glibc must not make glibc slower than it
+ * is alone, under contention too: the counters are the calling thread's own
+ * (in its arena, plain adds on a line no other thread writes); only threads
+ * without an arena use shared atomics. With features on, the seam sees the
+ * blocks (allocation sites) and the live bytes (exact statistics: the
+ * process-wide live and peak, exact.c). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/seam.h"
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t count, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void *__libc_memalign(size_t align, size_t n);
+extern void __libc_free(void *p);
+
+sc_fallback_shared_t sc__fallback_shared;
+
+/* glibc's malloc_usable_size has no __libc_ alias; the constructor finds
+ * it (never from inside malloc) in glibc itself: the next definition after
+ * ours may be another allocator's (redis, for one, links jemalloc), which
+ * must never be asked about glibc's blocks (sys_trim.c finds malloc_trim
+ * the same way). In
+ * mk/sanitize.mk's ASan build the system route is AddressSanitizer's
+ * malloc (the library's own malloc_usable_size is renamed there), whose
+ * blocks only its malloc_usable_size can measure: that one, from the start. */
+#if defined(__SANITIZE_ADDRESS__)
+static size_t (*sys_usable_size_fn)(void *) = malloc_usable_size;
+#else
+static size_t (*sys_usable_size_fn)(void *);
+#endif
+
+/** Usable size of live glibc block p, from its chunk header alone: the
+ * size word just before the block (bit 1 marks an mmapped chunk, whose
+ * header is two words). glibc's malloc_usable_size also reads the next
+ * chunk's header to see whether p is in use — another cache line on every
+ * call, which the counters of a block the caller just made or is freeing
+ * need not pay. */
+static size_t header_size(const void *p) {
+  size_t word = ((const size_t *)p)[-1];
+  size_t chunk = word & ~(size_t)7;
+  return (word & 2) ? chunk - 2 * sizeof(size_t) : chunk - sizeof(size_t);
+}
+
+/* False when the "system allocator" behind __libc_malloc is not glibc's
+ * own: a valgrind tool that replaces malloc (its blocks have no glibc
+ * header), or AddressSanitizer (mk/sanitize.mk routes the system route to
+ * its malloc). Then glibc's (or the tool's) malloc_usable_size answers. */
+static bool headers_are_glibcs = true;
+
+/* True when nothing is unusual on this route: glibc's headers, no feature
+ * on (sc__sys_refresh). One test for both on every call. */
+static bool sys_plain;
+
+void sc__sys_refresh(void) { sys_plain = headers_are_glibcs && sc__features == 0; }
+
+/** True when LD_PRELOAD holds a valgrind tool that replaces malloc (every
+ * vgpreload_* but the core). */
+static bool valgrind_replaces_malloc(void) {
+  const char *pre = getenv("LD_PRELOAD");
+  for (const char *s = pre; s != NULL && (s = strstr(s, "vgpreload_")) != NULL; s++)
+    if (strncmp(s + 10, "core", 4) != 0) return true;
+  return false;
+}
+
+static size_t block_size(const void *p) {
+  if (sc_likely(headers_are_glibcs) || sys_usable_size_fn == NULL) return header_size(p);
+  return sys_usable_size_fn((void *)p);
+}
+
+void sc__sys_bind(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  headers_are_glibcs = false;
+#else
+  headers_are_glibcs = !valgrind_replaces_malloc();
+  /* Not found: the chunk header is read directly. */
+  sys_usable_size_fn =
+      (size_t(*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", SC_GLIBC_BASE_VERSION);
+#endif
+  sc__sys_refresh();
+}
+
+size_t sc__sys_usable_size(const void *p) {
+  if (sys_usable_size_fn != NULL) return sys_usable_size_fn((void *)p);
+  return header_size(p); /* before the constructor */
+}
+
+/* ---- counting ----------------------------------------------------------------- */
+
+enum { CALL_MALLOC, CALL_ALIGNED, CALL_REALLOC };
+
+/** Count one call of kind `call` that made block p (NULL: it failed) of
+ * `bytes` usable bytes (`made`: a new block, not a resized one), and
+ * released `freed` bytes (realloc's old block). Plain adds, one field at a
+ * time: merged into one 16-byte access, the compiler's choice, they stalled
+ * on the store-to-load forwarding of the previous free's 8-byte add. */
+static void count_call(int call, const void *p, uint64_t bytes, bool made, uint64_t freed) {
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL)) {
+    sc_fallback_counts_t *k = &a->fallback;
+    uint64_t *calls = call == CALL_MALLOC    ? &k->malloc_calls
+                      : call == CALL_ALIGNED ? &k->aligned_calls
+                                             : &k->realloc_calls;
+    ++*calls;
+    if (p != NULL) {
+      k->allocs += made;
+      __atomic_store_n(&k->bytes_total, k->bytes_total + bytes, __ATOMIC_RELAXED);
+      if (freed != 0) __atomic_store_n(&k->bytes_freed, k->bytes_freed + freed, __ATOMIC_RELAXED);
+    }
+  } else {
+    sc_fallback_shared_t *s = &sc__fallback_shared;
+    _Atomic uint64_t *calls = call == CALL_MALLOC    ? &s->malloc_calls
+                              : call == CALL_ALIGNED ? &s->aligned_calls
+                                                     : &s->realloc_calls;
+    atomic_fetch_add_explicit(calls, 1, memory_order_relaxed);
+    if (p != NULL) {
+      atomic_fetch_add_explicit(&s->allocs, made, memory_order_relaxed);
+      atomic_fetch_add_explicit(&s->bytes_total, bytes, memory_order_relaxed);
+      atomic_fetch_add_explicit(&s->bytes_freed, freed, memory_order_relaxed);
+    }
+  }
+  if (p != NULL && (sc__features & SC_FEATURE_EXACT))
+    sc__seam_sys_live(a, (int64_t)(bytes - freed));
+}
+
+/** Count block p of the system allocator, made by a call of kind `call`. */
+static void count_made(void *p, int call) {
+  count_call(call, p, p != NULL ? block_size(p) : 0, true, 0);
+}
+
+/** malloc's route for requests above SC_SMALL_MAX when nothing is unusual
+ * (a thread with an arena, no feature on, glibc's headers): the counts on
+ * the thread's own line, and nothing else around glibc's call. */
+void *sc__sys_malloc(size_t n) {
+  void *p = __libc_malloc(n);
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(p != NULL && a != NULL && sys_plain)) {
+    sc_fallback_counts_t *k = &a->fallback;
+    k->malloc_calls++;
+    k->allocs++;
+    __atomic_store_n(&k->bytes_total, k->bytes_total + header_size(p), __ATOMIC_RELAXED);
+    return p;
+  }
+  count_made(p, CALL_MALLOC);
+  if (sc__features != 0) sc__seam_sys_alloc(p, n);
+  return p;
+}
+
+void *sc__sys_calloc(size_t count, size_t size) {
+  void *p = __libc_calloc(count, size);
+  count_made(p, CALL_MALLOC);
+  if (sc__features != 0) sc__seam_sys_alloc(p, count * size); /* checked by the caller */
+  return p;
+}
+
+void *sc__sys_memalign(size_t align, size_t n) {
+  void *p = __libc_memalign(align, n);
+  count_made(p, CALL_ALIGNED);
+  if (sc__features != 0) sc__seam_sys_alloc(p, n);
+  return p;
+}
+
+void *sc__sys_realloc(void *p, size_t n) {
+  size_t old = block_size(p);
+  if (sc__features != 0) sc__seam_sys_free(p);
+  void *q = __libc_realloc(p, n);
+  count_call(CALL_REALLOC, q, q != NULL ? block_size(q) : 0, false, old);
+  if (sc__features != 0) sc__seam_sys_alloc(q != NULL ? q : p, q != NULL ? n : old);
+  return q;
+}
+
+/** free of a system block by a thread without an arena, or with features
+ * on, or without glibc's headers. */
+static sc_noinline void sys_free_any(void *p) {
+  if (sc__features != 0) sc__seam_sys_free(p);
+  uint64_t bytes = block_size(p);
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL)) {
+    a->fallback.frees++;
+    uint64_t freed = a->fallback.bytes_freed + bytes;
+    __atomic_store_n(&a->fallback.bytes_freed, freed, __ATOMIC_RELAXED);
+    if (freed - a->sys_trim_mark >= SC_SYS_TRIM_DEBT) {
+      a->sys_trim_mark = freed;
+      sc__sys_trim_poll();
+    }
+  } else {
+    atomic_fetch_add_explicit(&sc__fallback_shared.frees, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sc__fallback_shared.bytes_freed, bytes, memory_order_relaxed);
+    sc__sys_trim_freed_shared(bytes);
+  }
+  if (sc__features & SC_FEATURE_EXACT) sc__seam_sys_live(a, -(int64_t)bytes);
+  __libc_free(p);
+}
+
+/** The paced trim's look (sc__sys_trim_poll) once a thread has freed
+ * SC_SYS_TRIM_DEBT bytes of system blocks since the last one. */
+static sc_noinline void sys_free_trim(sc_arena_t *a, uint64_t freed, void *p) {
+  a->sys_trim_mark = freed;
+  __libc_free(p);
+  sc__sys_trim_poll();
+}
+
+void sc__sys_free(void *p) {
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL && sys_plain)) {
+    sc_fallback_counts_t *k = &a->fallback;
+    k->frees++;
+    uint64_t freed = k->bytes_freed + header_size(p);
+    __atomic_store_n(&k->bytes_freed, freed, __ATOMIC_RELAXED);
+    if (sc_unlikely(freed - a->sys_trim_mark >= SC_SYS_TRIM_DEBT)) {
+      sys_free_trim(a, freed, p);
+      return;
+    }
+    __libc_free(p);
+    return;
+  }
+  sys_free_any(p);
+}

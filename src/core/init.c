@@ -1,0 +1,78 @@
+/* init.c — process-wide bootstrap: the secrets, which optional features are
+ * on (seam.c), fork handlers, the constructor. Everything here is safe to run from inside the first
+ * malloc, whichever library or thread makes it. */
+#include <pthread.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "core/seam.h"
+#include "core/snapshot.h"
+
+uintptr_t sc__secret;
+uintptr_t sc__key_secret;
+uint32_t sc__features;       /* feature_bits.h: set by the features' decision (seam.h) */
+uint64_t sc__stats_start_ns; /* snapshot.h: the library's load time */
+
+/* 0 = not started, 1 = in progress, 2 = ready. */
+static _Atomic int init_state;
+
+/** Fill out[0..1] with secrets: the kernel's random bytes (getrandom, no
+ * allocation), else AT_RANDOM mixed with time, pid and ASLR. Each is odd, so
+ * never zero: an encoded link always differs from a raw pointer and a free
+ * key is never 0, the value a live block's key word is cleared to. */
+static void make_secrets(uintptr_t out[2]) {
+  uintptr_t s[2] = {0, 0};
+  if (syscall(SYS_getrandom, s, sizeof(s), GRND_NONBLOCK) != (long)sizeof(s)) {
+    const void *random_bytes = (const void *)getauxval(AT_RANDOM);
+    if (random_bytes != NULL) memcpy(s, random_bytes, sizeof(s));
+    s[0] ^= (uintptr_t)sc__os_now_ns() * 0x9E3779B97F4A7C15ull;
+    s[1] ^= ((uintptr_t)getpid() << 32) ^ (uintptr_t)&init_state;
+    s[1] = (s[1] ^ (s[0] >> 29)) * 0xBF58476D1CE4E5B9ull;
+  }
+  out[0] = s[0] | 1;
+  out[1] = s[1] | 1;
+}
+
+void sc__init(void) {
+  if (sc_likely(atomic_load_explicit(&init_state, memory_order_acquire) == 2)) return;
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&init_state, &expected, 1)) {
+    uintptr_t secrets[2];
+    make_secrets(secrets);
+    sc__secret = secrets[0];
+    sc__key_secret = secrets[1];
+    sc__seam_decide();
+    atomic_store_explicit(&init_state, 2, memory_order_release);
+    return;
+  }
+  while (atomic_load_explicit(&init_state, memory_order_acquire) != 2) {
+    /* another thread is initialising: it takes microseconds */
+  }
+}
+
+static void fork_prepare(void) {
+  sc__seam_fork(0);
+  sc__arena_fork_prepare();
+}
+static void fork_parent(void) {
+  sc__arena_fork_parent();
+  sc__seam_fork(1);
+}
+static void fork_child(void) {
+  sc__arena_fork_child();
+  sc__seam_fork(2);
+}
+
+/* The statistics dump and the frame statistics arm themselves from their
+ * own constructors: the allocator core does not depend on them. */
+__attribute__((constructor)) static void sc_constructor(void) {
+  sc__stats_start_ns = sc__os_now_ns(); /* the report's wall time counts from here */
+  sc__init();
+  sc__sys_bind();
+  sc__sys_trim_init();
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}

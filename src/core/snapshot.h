@@ -1,0 +1,102 @@
+/* snapshot.h — everything the report layer (src/report/) reads, and the
+ * only header of the core it includes: the statistics snapshot the core
+ * sums (stats.c), and the read-only views of what the features record
+ * (declared here, implemented in src/features/: sites.c, timeline.c).
+ *
+ * The report never sees an arena, a page or a feature's own state: it
+ * asks for a copy (struct sc_stats), or reads a record that only grows
+ * (the site table, the frame ring) through the functions below. A feature
+ * that is off answers with an empty view (no sites, no frames). Every
+ * function here is safe in a signal handler and never allocates. The
+ * headers this one includes are constants and arithmetic only. */
+#ifndef SC_SNAPSHOT_H
+#define SC_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/config.h"
+#include "core/feature_bits.h"
+#include "core/size_class.h"
+#include "sizeclass.h"
+
+#pragma GCC visibility push(hidden)
+
+/* ---- the statistics (stats.c) -------------------------------------------------- */
+
+/** Every class's figures, summed over every arena (the totals are left to
+ * the caller); false when an unlocked walk had to leave pages out. */
+bool sc__stats_classes(struct sc_class_stats out[SC_CLASSES], bool unlocked);
+/** Sum every arena's counters into *out. `unlocked` walks the arena list
+ * without its lock (signal handlers, exit with threads running). */
+void sc__stats_snapshot(struct sc_stats *out, bool unlocked);
+/** Monotonic time the library was loaded (0 before its constructor). */
+extern uint64_t sc__stats_start_ns;
+
+/* ---- allocation sites (features/sites.c) ---------------------------------------- */
+
+/** The system allocator's blocks (requests > 1024 B) are sites of this
+ * class index (reported as class 0). */
+#define SC_SITES_SYSTEM SC_CLASSES
+/** Class indices a site can have: the classes and the system allocator. */
+#define SC_SITES_CLASSES (SC_CLASSES + 1)
+/** Estimates are fixed-point numbers with this many fractional bits. */
+#define SC_SITES_Q 12
+
+/* One site: a call stack and the class it allocated from. The counters
+ * are estimates in SC_SITES_Q fixed point: each sampled allocation adds
+ * its weight (1 / its probability of being sampled; exactly 1 at rate 1). */
+typedef struct sc_site_s {
+  _Atomic uint64_t allocs_q; /* allocations */
+  _Atomic uint64_t live_q;   /* of those, not freed yet (wraps; read as signed) */
+  _Atomic uint64_t wasted_q; /* bytes lost to rounding up: block size - request */
+  _Atomic uint64_t bytes_q;  /* requested bytes */
+  _Atomic uint64_t samples;  /* allocations actually recorded */
+  uint64_t hash;             /* of the stack */
+  uint16_t cls;              /* class index, or SC_SITES_SYSTEM */
+  uint16_t overflow;         /* 1: the samples of stacks that found the table full */
+  uint32_t depth;            /* frames in pcs (0: no stack, or an overflow site) */
+  uintptr_t pcs[SC_UNWIND_DEPTH];
+} sc_site_t;
+
+/** The sampling rate: mean bytes between samples, 1 for every allocation,
+ * 0 when sites are off. */
+uint64_t sc__sites_rate(void);
+/** What each allocation counts beyond its request (0 at rate 1). */
+extern int64_t sc__sites_charge;
+/** The site table and how many sites it holds (entries below that count
+ * are complete; they never move). */
+const sc_site_t *sc__sites_table(uint32_t *count);
+/** Sampled allocations whose stack found no room in the table (counted in
+ * their class's overflow site) and whose stack the unwinder could not walk. */
+uint64_t sc__sites_overflowed(void);
+/** True when the sites should be written as folded stacks at exit
+ * (SIZECLASS_SITES_FORMAT=folded); the path template (may hold %p). */
+bool sc__sites_folded(const char **path);
+/** True when SIZECLASS_SITES asks for the statistics report at exit (no
+ * other destination was set: the report goes to stderr). */
+bool sc__sites_report_implied(void);
+
+/* ---- the frame timeline (features/timeline.c) ----------------------------------- */
+
+/* One frame: per class, what changed during it and what was live at its
+ * end. Requested bytes exist only with exact statistics. */
+typedef struct sc_frame_entry_s {
+  uint64_t frame;
+  uint64_t allocs[SC_CLASSES], frees[SC_CLASSES], fresh[SC_CLASSES];
+  uint64_t live_blocks[SC_CLASSES];
+  uint64_t bytes[SC_CLASSES];      /* requested during the frame (exact tier) */
+  uint64_t live_bytes[SC_CLASSES]; /* requested by live blocks at its end (exact tier) */
+} sc_frame_entry_t;
+
+/** False when the timeline is off (SIZECLASS_FRAME_HISTORY=0, known at the
+ * first mark); else the frames written so far (*count) and those of them
+ * kept (*kept: the last ones, at most SIZECLASS_FRAME_HISTORY). */
+bool sc__timeline_frames(uint64_t *count, uint64_t *kept);
+/** Copy frame i of the `kept` frames of `count` written (0: the oldest
+ * kept) into *out: a consistent copy unless a mark keeps overwriting it. */
+void sc__timeline_entry(uint64_t count, uint64_t kept, uint64_t i, sc_frame_entry_t *out);
+
+#pragma GCC visibility pop
+
+#endif /* SC_SNAPSHOT_H */

@@ -1,0 +1,164 @@
+/* frame_check.c — the steady-state check (frame_check.h).
+ *
+ * A game's CI wants to assert "after the level loads, nothing new is
+ * allocated": every allocation reuses a freed block. A fresh carve (a
+ * block never handed out before) after the warm-up is the sign that the
+ * footprint still grows. The check is on after frame
+ * SIZECLASS_FRAME_CHECK_AFTER (default: SIZECLASS_WARMUP_FRAMES, itself 60
+ * by default), or between sc_frame_expect_steady(true) and (false) calls,
+ * which override the environment either way. A fresh carve while it is on
+ * prints
+ *     sizeclass: frame N: fresh carve in class C B
+ * (N the frame in progress, or the frame just closed when found at a mark;
+ * " at FUNCTION (MODULE+0xOFFSET)" follows when sites are recorded): once
+ * per class in warn mode, then abort() in abort mode. Only class blocks
+ * are carved: the system allocator's blocks (> 1024 B) are not checked. */
+#include "features/frame_check.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/settings.h"
+#include "features/sites.h"
+#include "core/size_class.h"
+#include "util/symbolize.h"
+#include "features/timeline.h"
+#include "core/snapshot.h"
+
+enum { MODE_OFF = 0, MODE_WARN = 1, MODE_ABORT = 2 };
+enum { API_NONE = 0, API_ON = 1, API_OFF = 2 };
+
+static int mode; /* SIZECLASS_FRAME_CHECK */
+static _Atomic int api = API_NONE;
+static _Atomic uint32_t warned; /* classes already reported (warn mode), one bit each */
+static _Atomic int seen;        /* a carve while checking, since sc_frame_expect_steady */
+
+/* The end-of-frame check: fresh carves per class when it last looked. */
+static pthread_mutex_t look_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t base[SC_CLASSES];
+
+/* ---- settings ---------------------------------------------------------------------------- */
+
+uint32_t sc__frame_check_decide(void) {
+  /* The settings (settings.c) said no to a bad value already. */
+  mode = (int)sc__setting(SC_SET_FRAME_CHECK);
+  return mode != MODE_OFF ? SC_FEATURE_FRAME_CHECK : 0;
+}
+
+/** The last frame not checked: SIZECLASS_FRAME_CHECK_AFTER, else the
+ * warm-up (read when used: sc_option_set may change either). */
+static uint64_t after_frame(void) {
+  if (sc__setting_state(SC_SET_FRAME_CHECK_AFTER) == SC_SETTING_GIVEN)
+    return sc__setting(SC_SET_FRAME_CHECK_AFTER);
+  return sc__setting(SC_SET_WARMUP_FRAMES);
+}
+
+/* ---- the message ------------------------------------------------------------------------- */
+
+typedef struct {
+  char buf[1400];
+  size_t len;
+} line_t;
+
+static void add(line_t *l, const char *s) {
+  while (*s && l->len < sizeof(l->buf) - 2) l->buf[l->len++] = *s++;
+}
+
+static void add_uint(line_t *l, uint64_t v, unsigned base_, const char *prefix) {
+  char tmp[24];
+  int n = 0;
+  do tmp[n++] = "0123456789abcdef"[v % base_];
+  while ((v /= base_) != 0);
+  add(l, prefix);
+  while (n > 0 && l->len < sizeof(l->buf) - 2) l->buf[l->len++] = tmp[--n];
+}
+
+/** " at FUNCTION (MODULE+0xOFFSET)": the innermost frame of the calling
+ * thread's stack outside libsizeclass and the C library. */
+static void add_site(line_t *l) {
+  uintptr_t pcs[SC_UNWIND_DEPTH];
+  unsigned n = sc__sites_stack_now(pcs, SC_UNWIND_DEPTH);
+  if (n == 0) return;
+  sc_symbolizer_t *sym = sc__sym_open(false); /* inside malloc: no loader lock */
+  if (sym == NULL) return;
+  sc_frame_info_t f;
+  unsigned i = 0;
+  do sc__sym_frame(sym, pcs[i], &f);
+  while (f.allocator && ++i < n);
+  if (i == n) sc__sym_frame(sym, pcs[0], &f);
+  add(l, " at ");
+  if (f.name != NULL) {
+    add(l, f.name);
+    add(l, " (");
+  }
+  add(l, f.module[0] != 0 ? f.module : "?");
+  add_uint(l, f.offset, 16, "+0x");
+  if (f.name != NULL) add(l, ")");
+  sc__sym_close(sym);
+}
+
+/** A fresh carve of class c in `frame` while checking: say so (once per
+ * class in warn mode), and stop in abort mode. */
+static void complain(uint64_t frame, unsigned c, bool site) {
+  atomic_store_explicit(&seen, 1, memory_order_relaxed);
+  uint32_t bit = 1u << c;
+  if (mode != MODE_ABORT &&
+      (atomic_fetch_or_explicit(&warned, bit, memory_order_relaxed) & bit) != 0)
+    return;
+  line_t l = {.len = 0};
+  add_uint(&l, frame, 10, "sizeclass: frame ");
+  add_uint(&l, sc__class_size(c), 10, ": fresh carve in class ");
+  add(&l, " B");
+  if (site) add_site(&l);
+  l.buf[l.len++] = '\n';
+  sc__os_write_all(2, l.buf, l.len);
+  if (mode == MODE_ABORT) abort();
+}
+
+/* ---- the check --------------------------------------------------------------------------- */
+
+static bool active(uint64_t frame) {
+  int a = atomic_load_explicit(&api, memory_order_relaxed);
+  if (a != API_NONE) return a == API_ON;
+  return mode != MODE_OFF && frame > after_frame();
+}
+
+void sc__frame_check_fresh(unsigned c) {
+  uint64_t frame = atomic_load_explicit(&sc__frame_now, memory_order_relaxed);
+  if (active(frame)) complain(frame, c, true);
+}
+
+/** The end-of-frame check, for a program that only calls the API: fresh
+ * carves since the last look, from the class counters cls. */
+static void look(uint64_t frame, const struct sc_class_stats cls[SC_CLASSES]) {
+  pthread_mutex_lock(&look_lock);
+  for (unsigned c = 0; c < SC_CLASSES; c++) {
+    uint64_t now = cls[c].fresh_carves, before = base[c];
+    base[c] = now;
+    if (now > before && !sc__frame_check_on() && active(frame)) complain(frame, c, false);
+  }
+  pthread_mutex_unlock(&look_lock);
+}
+
+void sc__frame_check_mark(uint64_t frame, const struct sc_class_stats cls[SC_CLASSES]) {
+  look(frame, cls);
+}
+
+sc_public bool sc_frame_expect_steady(bool on) {
+  sc__init();
+  if (!sc__frame_check_on()) { /* what the frame in progress carved so far */
+    struct sc_class_stats cls[SC_CLASSES];
+    sc__stats_classes(cls, false);
+    look(atomic_load_explicit(&sc__frame_now, memory_order_relaxed), cls);
+  }
+  bool steady = atomic_exchange_explicit(&seen, 0, memory_order_relaxed) == 0;
+  atomic_store_explicit(&api, on ? API_ON : API_OFF, memory_order_relaxed);
+  return steady;
+}
+
+static void fork_child(void) { pthread_mutex_init(&look_lock, NULL); }
+
+__attribute__((constructor)) static void frame_check_on_load(void) {
+  pthread_atfork(NULL, NULL, fork_child);
+}

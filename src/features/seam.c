@@ -1,0 +1,561 @@
+/* seam.c — where a malloc goes when the thread's countdown runs out, where
+ * a free goes when a feature sees every free (seam.h), and the decision of
+ * which features are on.
+ *
+ * Four kinds of path, chosen once when the features are decided:
+ *   - exact statistics alone: malloc_exact / free_exact take and put the
+ *     block as the fast paths do and account it inline (exact.h);
+ *   - exact statistics with sampled features: the same, plus the sampled
+ *     features' own countdown (every malloc arrives here, so theirs is a
+ *     second counter);
+ *   - sampled features alone: malloc_sampled, reached only when the
+ *     countdown runs out, serves the sample (a guarded block, a recorded
+ *     site) and draws the next one;
+ *   - anything else (the checking mode, the steady-state check): the
+ *     general path, written once with the set of features on as a
+ *     parameter `f`. */
+#include <errno.h>
+#include <strings.h>
+
+#include "core/alloc.h"
+#include "features/check.h"
+#include "features/exact.h"
+#include "features/frame.h"
+#include "features/frame_check.h"
+#include "features/guard.h"
+#include "core/seam.h"
+#include "util/settings.h"
+#include "features/sites.h"
+#include "sizeclass.h"
+
+/* ---- the sampled features' countdown ------------------------------------------- */
+
+/* Per thread: calls until each sampled feature's next sample, and the value
+ * the running countdown started from (the calls it covers). The running
+ * countdown is the fast path's `sample_left` while only sampled features
+ * are on, and the thread's `sampled_left` while a feature sees every
+ * malloc. */
+typedef struct {
+  int64_t sites_left;
+  int64_t guard_left;
+  int64_t armed;
+  bool drawn;
+} sampling_t;
+
+static sc_tls sampling_t sampling;
+
+/** Draw each sampled feature's first sample, once per thread. */
+static void sampling_first(sampling_t *s, uint32_t f) {
+  if (s->drawn) return;
+  s->drawn = true;
+  if (f & SC_FEATURE_SITES) s->sites_left = sc__sites_draw_calls();
+  if (f & SC_FEATURE_GUARD) s->guard_left = sc__guard_draw();
+}
+
+/** The calls until the next sample of any sampled feature. */
+static int64_t sampling_next(const sampling_t *s, uint32_t f) {
+  int64_t next = INT64_MAX;
+  if ((f & SC_FEATURE_SITES) && s->sites_left < next) next = s->sites_left;
+  if ((f & SC_FEATURE_GUARD) && s->guard_left < next) next = s->guard_left;
+  return next;
+}
+
+/** The running countdown ran out: `armed` calls went by. The features
+ * whose sample is due (SC_FEATURE_* bits); their next ones are drawn and
+ * the countdown is set again (*left). */
+static sc_noinline uint32_t sampling_fire(int64_t *left) {
+  sampling_t *s = &sampling;
+  uint32_t f = sc__features, due = 0;
+  sampling_first(s, f);
+  int64_t went = s->armed > 0 ? s->armed : 1;
+  if ((f & SC_FEATURE_SITES) && (s->sites_left -= went) <= 0) {
+    due |= SC_FEATURE_SITES;
+    s->sites_left = sc__sites_draw_calls();
+  }
+  if ((f & SC_FEATURE_GUARD) && (s->guard_left -= went) <= 0) {
+    due |= SC_FEATURE_GUARD;
+    s->guard_left = sc__guard_draw();
+  }
+  s->armed = *left = sampling_next(s, f);
+  return due;
+}
+
+int64_t sc__seam_countdown_start(void) {
+  uint32_t f = sc__features;
+  if ((f & SC_FEATURES_SAMPLED) != 0) {
+    sampling_t *s = &sampling;
+    sampling_first(s, f);
+    s->armed = sampling_next(s, f);
+    if ((f & SC_FEATURES_EVERY_MALLOC) == 0) return s->armed;
+    sc__thread.sampled_left = s->armed;
+  }
+  return (f & SC_FEATURES_EVERY_MALLOC) != 0 ? 0 : INT64_MAX;
+}
+
+/** Count one malloc of a path that sees every malloc against the sampled
+ * features' countdown: the features due now (0 mostly). */
+static sc_always_inline uint32_t sampling_tick(uint32_t f) {
+  if ((f & SC_FEATURES_SAMPLED) == 0) return 0;
+  if (sc_likely(!sc__countdown(&sc__thread.sampled_left))) return 0;
+  return sampling_fire(&sc__thread.sampled_left);
+}
+
+/* ---- the hooks: each feature's work, in one place ------------------------- */
+
+/** The alignment a request of n bytes served from the class of granule g
+ * needs: 0 (malloc's) when that is n's own class, else the class size (an
+ * aligned request: at least its alignment). */
+static size_t align_of(size_t n, size_t g) {
+  unsigned c = sc__class_of_granule[g];
+  return sc__class_of(n) == c ? 0 : sc__class_size(c);
+}
+
+/** A sample is due: guard pages may serve it from their pool (NULL: they
+ * do not, or have no slot free). */
+static void *guarded(uint32_t due, unsigned c, size_t n, size_t align) {
+  if ((due & SC_FEATURE_GUARD) == 0) return NULL;
+  void *g = sc__guard_alloc(n, align);
+  /* A guarded block counts in its class's sites like any other (it lies
+   * outside the segments: the sites' filter finds its free). */
+  if (g != NULL && (due & SC_FEATURE_SITES)) sc__sites_sample_class(g, c, n);
+  return g;
+}
+
+/** Block b of page (class c) was handed out for n bytes and the sites'
+ * sample is due: record it, and mark it so that its free is seen. */
+static void sites_sampled(sc_page_t *page, sc_block_t *b, unsigned c, size_t n) {
+  if (sc__sites_sample_class(b, c, n))
+    *sc__map_entry(page->map, (uintptr_t)b, page->shift) = SC_MAP_SAMPLED;
+}
+
+/** Before the owner takes a block from page. */
+static sc_always_inline void before_take(uint32_t f, const sc_page_t *page) {
+  if ((f & SC_FEATURE_CHECK) != 0) sc__check_take(page);
+}
+
+/** The features' work on block b (of page, class c) just handed out by
+ * its owner a for a request of n bytes. */
+static sc_always_inline void on_alloc(uint32_t f, sc_arena_t *a, sc_page_t *page, sc_block_t *b,
+                                      unsigned c, size_t n) {
+  if ((f & SC_FEATURE_EXACT) != 0) sc__exact_alloc_any(a, page, b, c, n);
+  if ((f & SC_FEATURE_CHECK) != 0) sc__check_alloc(page, b, n);
+}
+
+/** The features' work on a free by its owner a of block p of page, before
+ * it goes back on the page's free list. */
+static sc_always_inline void on_free_local(uint32_t f, sc_arena_t *a, sc_page_t *page, void *p) {
+  if ((f & SC_FEATURE_EXACT) != 0) sc__exact_free(a, page, (uintptr_t)p);
+  if ((f & SC_FEATURE_CHECK) != 0) sc__check_poison(page, p, true);
+}
+
+/** The sites' work on a free of a block outside the segments (the system
+ * allocator's, the guard pool's): the filter says whether it may have
+ * been sampled. */
+static sc_always_inline void on_free_unmarked(uint32_t f, void *p) {
+  if ((f & SC_FEATURE_SITES) != 0 && sc__sites_maybe_sampled(p)) sc__sites_forget(p);
+}
+
+void sc__seam_free_sampled(void *p) {
+  if (sc__sites_on()) sc__sites_forget(p);
+}
+
+void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
+  if (me != NULL && sc__exact_on()) sc__exact_remote_free(me, page, p);
+  if (sc__check_on()) sc__check_poison(page, (void *)p, false);
+}
+
+void sc__seam_before_take(const sc_page_t *page) { before_take(sc__features, page); }
+
+bool sc__seam_free_held(void *p, sc_page_t *page) {
+  return sc__check_on() && sc__check_free(p, page, false);
+}
+
+void sc__seam_sys_alloc(void *p, size_t n) {
+  if (p != NULL && sc__sites_on() && sc__sites_due(n)) sc__sites_sample(p, SC_SITES_SYSTEM, n);
+}
+
+void sc__seam_sys_free(void *p) { on_free_unmarked(sc__features, p); }
+
+void sc__seam_resize(sc_arena_t *a, void *p, size_t n) {
+  if (sc__check_on()) sc__check_resize(p, n);
+  if (a == NULL && sc__req_arrays) a = sc__arena_get(); /* the request moves to this thread */
+  if (sc__exact_on() && a != NULL) {
+    sc__exact_resize(a, (uintptr_t)p, n);
+  } else if (sc__req_arrays) {
+    const sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)p), (uintptr_t)p);
+    *sc__req_slot(page, (uintptr_t)p) = (uint16_t)n;
+  }
+}
+
+size_t sc__seam_usable(const void *p, size_t size) {
+  return sc__check_on() ? sc__check_usable(p) : size;
+}
+
+/* Blocks outside the segments that a feature made (the guard pool). */
+
+static bool guard_has(const void *p) {
+  return (sc__features & SC_FEATURE_GUARD) != 0 && sc__guard_has(p);
+}
+
+bool sc__seam_free_foreign(void *p) {
+  if (!guard_has(p)) return false;
+  on_free_unmarked(sc__features, p);
+  sc__guard_free(p);
+  return true;
+}
+
+bool sc__seam_realloc_foreign(void *p, size_t n, void **out) {
+  if (!guard_has(p)) return false;
+  *out = sc__guard_realloc(p, n);
+  if (*out != NULL) on_free_unmarked(sc__features, p); /* p was freed */
+  return true;
+}
+
+bool sc__seam_usable_foreign(const void *p, size_t *out) {
+  if (!guard_has(p)) return false;
+  *out = sc__guard_usable(p);
+  return true;
+}
+
+bool sc__seam_owns_foreign(const void *p) { return guard_has(p) && sc__guard_owns(p); }
+
+void sc__seam_drained(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
+  sc__exact_drained(a, page, p);
+}
+
+void sc__seam_sys_live(sc_arena_t *a, int64_t delta) { sc__exact_sys_live(a, delta); }
+
+bool sc__seam_realloc_freed(const void *p) {
+  /* The quarantine's blocks carry the free key (check.c). */
+  return ((const sc_block_t *)p)->key == sc__free_key(p);
+}
+
+void sc__seam_stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]) {
+  if (sc__exact_on()) sc__exact_sum(a, sums);
+}
+
+void sc__seam_stats(struct sc_stats *out) {
+  sc_frame_stats_t fs;
+  sc__frame_stats(&fs);
+  out->frames.frames = fs.frames;
+  out->frames.warmup_frames = fs.warmup_frames;
+  out->frames.max_allocs = fs.max_allocs;
+  out->frames.total_allocs = fs.total_allocs;
+  out->frames.total_frees = fs.total_frees;
+  out->frames.total_fresh_carves = fs.total_fresh_carves;
+  out->frames.total_bytes = fs.total_bytes;
+  out->frames.zero_fresh_frames = fs.zero_fresh_frames;
+  out->frames.last_allocs = fs.last_allocs;
+  out->frames.last_frees = fs.last_frees;
+  out->frames.last_fresh_carves = fs.last_fresh_carves;
+  out->frames.last_bytes = fs.last_bytes;
+}
+
+void sc__seam_fork(int phase) {
+  if ((sc__features & SC_FEATURE_GUARD) != 0) sc__guard_fork(phase);
+  if (sc__check_on()) sc__check_fork(phase);
+}
+
+/* ---- the general path ------------------------------------------------------------ */
+
+/** A block of class c for arena a when its current page has none (with
+ * features f on, `due` the samples due); `fresh` says whether it is a
+ * fresh carve (the steady-state check). */
+static sc_cold void *alloc_refill(uint32_t f, sc_arena_t *a, size_t n, unsigned c, bool *fresh) {
+  /* Was the block a fresh carve? The refill takes it from the queue's next
+   * page (compare its high-water mark), from a page it just (re)initialised
+   * (its first block: fresh), or from a page that was full or idle (its
+   * blocks come back, none is fresh). */
+  sc_page_t *next = a->current[c] != &sc__empty_page ? a->current[c]->next : NULL;
+  uint32_t next_mark = next != NULL ? next->shared_carved : 0;
+  sc_block_t *b = sc__arena_refill(a, c); /* calls before_take on the way */
+  if (sc_unlikely(b == NULL)) {
+    b = sc__sys_memalign(sc__class_size(c), n); /* the OS refused a segment */
+    if (b == NULL) errno = ENOMEM;
+    *fresh = false; /* the system's block: no carve */
+    return b;
+  }
+  sc_page_t *page = a->current[c]; /* refill took b from the current page */
+  on_alloc(f, a, page, b, c, n);
+  *fresh = page->allocs == 1;
+  if (page == next) *fresh = page->shared_carved != next_mark;
+  return b;
+}
+
+/** An allocation of n bytes of class c aligned to `align` (0: malloc's) by
+ * arena a's thread, with features f on (any mix; every malloc comes here). */
+static sc_always_inline void *alloc_with(uint32_t f, sc_arena_t *a, size_t n, unsigned c,
+                                         size_t align) {
+  uint32_t due = sampling_tick(f);
+  if (sc_unlikely(due != 0)) {
+    void *g = guarded(due, c, n, align);
+    if (g != NULL) return g;
+  }
+  sc_page_t *page = a->current[c];
+  before_take(f, page);
+  uint32_t mark = page->shared_carved; /* raised by a fresh carve */
+  sc_block_t *b = sc__page_take_ex(page, true);
+  bool fresh;
+  if (sc_likely(b != NULL)) {
+    on_alloc(f, a, page, b, c, n);
+    fresh = page->shared_carved != mark;
+  } else {
+    b = alloc_refill(f, a, n, c, &fresh);
+    if (b == NULL) return NULL;
+  }
+  if (sc_unlikely(due & SC_FEATURE_SITES) && sc__segment_owned((uintptr_t)b))
+    sites_sampled(sc__page_of(sc__segment_of((uintptr_t)b), (uintptr_t)b), b, c, n);
+  if ((f & SC_FEATURE_FRAME_CHECK) != 0 && fresh && sc__frame_check_on()) sc__frame_check_fresh(c);
+  return b;
+}
+
+void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
+  return alloc_with(sc__features, a, n, c, 0);
+}
+
+/** The general path's malloc: every call comes here. */
+static void *seam_malloc(size_t n, size_t g, sc_page_t *page) {
+  (void)page;
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL)) return alloc_with(sc__features, a, n, sc__class_of_granule[g], 0);
+  sc__thread.sample_left = INT64_MAX; /* no arena: the slow path binds one */
+  return sc__arena_alloc_slow(n, g);
+}
+
+/** A free by its owner a of block p of page, with features f on. */
+static sc_always_inline void free_local_with(uint32_t f, sc_arena_t *a, sc_page_t *page, void *p) {
+  if ((f & SC_FEATURE_CHECK) != 0 && sc__check_free(p, page, true)) return; /* quarantined */
+  on_free_local(f, a, page, p);
+  sc__page_free(page, p);
+}
+
+void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
+  free_local_with(sc__features, a, page, p);
+}
+
+/* ---- sampled features alone ------------------------------------------------------- */
+
+/** The samples `due` for a request of n bytes aligned to `align` (0:
+ * malloc's), served from the class of granule g of arena a, owned by
+ * thread t (page: its current page of g). */
+static void *sampled_serve(sc_thread_t *t, sc_arena_t *a, uint32_t due, size_t n, size_t g,
+                           size_t align, sc_page_t *page) {
+  (void)t;
+  unsigned c = sc__class_of_granule[g];
+  void *guard = guarded(due, c, n, align);
+  if (guard != NULL) return guard;
+  sc_block_t *b = sc__page_take_ex(page, true);
+  if (b == NULL) {
+    b = sc__arena_refill(a, c);
+    if (b == NULL) return sc__arena_alloc_slow(n, g); /* it asks the system */
+    page = a->current[c];
+  }
+  if (due & SC_FEATURE_SITES) sites_sampled(page, b, c, n);
+  return b;
+}
+
+/** Reached only when the countdown runs out: serve the samples due, draw
+ * the next ones. */
+static void *malloc_sampled(size_t n, size_t g, sc_page_t *page) {
+  sc_thread_t *t = &sc__thread;
+  sc_arena_t *a = t->arena;
+  if (sc_unlikely(a == NULL)) {
+    t->sample_left = INT64_MAX; /* no arena: the slow path binds one */
+    return sc__arena_alloc_slow(n, g);
+  }
+  uint32_t due = sampling_fire(&t->sample_left);
+  return sampled_serve(t, a, due, n, g, align_of(n, g), page);
+}
+
+/* ---- exact statistics (and sampled features) ------------------------------------------ */
+
+/** An exact-tier malloc whose page has no block, or a thread without an
+ * arena; `due`: the samples due. */
+static sc_noinline void *exact_refill(size_t n, size_t g, sc_page_t *page, uint32_t due) {
+  (void)page;
+  sc_thread_t *t = &sc__thread;
+  sc_arena_t *a = t->arena;
+  if (a == NULL) {
+    t->sample_left = INT64_MAX; /* the slow path binds an arena, and accounts */
+    return sc__arena_alloc_slow(n, g);
+  }
+  unsigned c = sc__class_of_granule[g];
+  sc_block_t *b = sc__arena_refill(a, c);
+  if (sc_unlikely(b == NULL)) {
+    b = sc__sys_memalign(sc__class_size(c), n); /* the OS refused a segment */
+    if (b == NULL) errno = ENOMEM;
+    return b;
+  }
+  page = a->current[c];
+  sc__exact_alloc(a, page, b, page->map, sc__map_index((uintptr_t)b, page->shift), g, c, n);
+  if (due & SC_FEATURE_SITES) sites_sampled(page, b, c, n);
+  return b;
+}
+
+/** With exact statistics, a sample is due (`due`, or 0: the countdown
+ * just ran out, draw it): serve it (a guarded block is not in the
+ * classes' counts; a recorded site is). */
+static sc_noinline void *exact_due(size_t n, size_t g, sc_page_t *page, uint32_t due) {
+  if (due == 0) due = sampling_fire(&sc__thread.sampled_left);
+  if (sc__thread.arena == NULL) return exact_refill(n, g, page, 0);
+  void *guard = guarded(due, sc__class_of_granule[g], n, align_of(n, g));
+  if (guard != NULL) return guard;
+  uint8_t *map = page->map;
+  size_t i;
+  sc_block_t *b = sc__page_take_at(page, true, SC_MAP_WIDE_SHIFT, &i);
+  if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, due);
+  sc__exact_alloc(page->arena, page, b, map, i, g, page->class_idx, n);
+  if (due & SC_FEATURE_SITES) sites_sampled(page, b, page->class_idx, n);
+  return b;
+}
+
+/** malloc with exact statistics: the countdown sends every call here,
+ * with the thread's current page of granule g. The block is taken as the
+ * fast path takes it and accounted inline; with sampled features
+ * (`sampled`), their own countdown comes first. */
+static sc_always_inline void *exact_malloc_with(size_t n, size_t g, sc_page_t *page, bool sampled) {
+  if (sampled && sc_unlikely(sc__countdown(&sc__thread.sampled_left)))
+    return exact_due(n, g, page, 0); /* it draws the next sample */
+  uint8_t *map = page->map;          /* its request goes beside its state, in a wide entry */
+  size_t i;                          /* not counted in the page's allocs: the histogram counts it */
+  sc_block_t *b = sc__page_take_counted(page, true, SC_MAP_WIDE_SHIFT, &i, false);
+  if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, 0);
+  return sc__exact_alloc(page->arena, page, b, map, i, g, page->class_idx, n);
+}
+
+static void *malloc_exact(size_t n, size_t g, sc_page_t *page) {
+  return exact_malloc_with(n, g, page, false);
+}
+static void *malloc_exact_sampled(size_t n, size_t g, sc_page_t *page) {
+  return exact_malloc_with(n, g, page, true);
+}
+
+/** free of a class block with exact statistics (and sampled features) on:
+ * every free whose page's owner is not `self` comes here, every local one
+ * among them. self is the thread's arena + 1, or SC_NOT_AN_ARENA without
+ * one (less one, never a page's owner either). */
+static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
+  sc_arena_t *a = (sc_arena_t *)((uintptr_t)self - 1);
+  if (sc_likely(page->arena == a)) {
+    /* The block's wide map entry: its state, and its request beside it. */
+    uint8_t *e = page->map + (sc__map_index((uintptr_t)p, page->shift) << SC_MAP_WIDE_SHIFT);
+    unsigned c = page->class_idx;
+    a->exact.headroom[c]++;
+    a->exact.req_freed[c] += *sc__req_slot_at(e);
+    sc_block_t *b = p;
+#if SC_HARDEN
+    if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) goto marked;
+#endif
+    if (sc_unlikely(sc__map_dec(e))) goto marked;
+    b->next = sc__encode(page->free);
+    page->free = b;
+    if (sc_unlikely(sc__used_dec(&page->used))) sc__page_after_free(page);
+    return;
+  marked:
+    sc__page_free_marked(p, page);
+    return;
+  }
+  sc__free_other(p, page);
+}
+
+void *sc__seam_memalign(size_t n, unsigned c, size_t align) {
+  size_t g = sc__bucket_of(sc__class_size(c));
+  sc_arena_t *a = sc__arena_get();
+  if (sc_unlikely(a == NULL)) return sc__arena_alloc_slow(n, g);
+  uint32_t f = sc__features;
+  if ((f & SC_FEATURES_EVERY_MALLOC) != 0) return alloc_with(f, a, n, c, align);
+  /* Sampled features alone (guard pages need the alignment): counted down
+   * like any malloc. */
+  sc_thread_t *t = &sc__thread;
+  uint32_t due = 0;
+  if (sc__countdown(&t->sample_left)) due = sampling_fire(&t->sample_left);
+  return sampled_serve(t, a, due, n, g, align, t->current[g]);
+}
+
+/* ---- the decision ------------------------------------------------------------- */
+
+/** Features are on from now on (they are only ever added). */
+static void features_set(uint32_t f) {
+  sc__features = f;
+  /* The checking mode needs each block's request as much as exact
+   * statistics do. */
+  sc__segment_set_layout((f & (SC_FEATURE_EXACT | SC_FEATURE_CHECK)) != 0);
+  uint32_t sampled = f & SC_FEATURES_SAMPLED, rest = f & ~SC_FEATURES_SAMPLED;
+  sc__free_other_fn = sc__free_other_any;
+  if (rest == SC_FEATURE_EXACT) {
+    sc__alloc_noted_fn = sampled ? malloc_exact_sampled : malloc_exact;
+    sc__free_other_fn = free_exact;
+  } else if (rest != 0) {
+    sc__alloc_noted_fn = seam_malloc;
+  } else if (sampled != 0) {
+    sc__alloc_noted_fn = malloc_sampled;
+  } /* else nothing is on: the core's own target (arena.c) stays */
+  sc__sys_refresh();
+}
+
+void sc__seam_decide(void) {
+  sc__settings_load();
+  uint32_t f = sc__features; /* sc_stats_enable_exact may have run first */
+  /* Exact statistics: asked for directly, or implied by a report. */
+  if (sc__setting(SC_SET_STATS_EXACT) != 0 || sc__settings_report_asked()) f |= SC_FEATURE_EXACT;
+  if (sc__guard_decide()) f |= SC_FEATURE_GUARD;
+  if (sc__check_decide()) f |= SC_FEATURE_CHECK;
+  f |= sc__sites_decide();       /* SIZECLASS_SITES* (sites.c) */
+  f |= sc__frame_check_decide(); /* SIZECLASS_FRAME_CHECK* (frame_check.c) */
+  features_set(f);
+}
+
+/** The feature a setting decided at startup belongs to. */
+static uint32_t feature_of(sc_setting_id_t id) {
+  switch (id) {
+    case SC_SET_STATS_EXACT:
+      return SC_FEATURE_EXACT;
+    case SC_SET_GUARD:
+    case SC_SET_GUARD_SLOTS:
+      return SC_FEATURE_GUARD;
+    case SC_SET_CHECK:
+    case SC_SET_CHECK_QUARANTINE:
+      return SC_FEATURE_CHECK;
+    case SC_SET_SITES:
+    case SC_SET_SITES_FORMAT:
+    case SC_SET_SITES_FOLDED:
+      return SC_FEATURE_SITES;
+    case SC_SET_FRAME_CHECK:
+      return SC_FEATURE_FRAME_CHECK;
+    default:
+      return 0;
+  }
+}
+
+bool sc__seam_option(unsigned setting) {
+  sc_setting_id_t id = (sc_setting_id_t)setting;
+  uint32_t feature = feature_of(id);
+  uint64_t created, live, adopted;
+  if (feature == 0) return false;
+  if ((sc__features & feature) != 0) /* fixed for the run; asking for exact again is fine */
+    return id == SC_SET_STATS_EXACT && sc__setting(id) != 0;
+  sc__arena_counts(&created, &live, &adopted);
+  if (created != 0) return false; /* too late: blocks exist without it */
+  /* The feature is off: its decision has no state to undo. */
+  uint32_t f = 0;
+  if (feature == SC_FEATURE_EXACT && sc__setting(SC_SET_STATS_EXACT) != 0) f = SC_FEATURE_EXACT;
+  if (feature == SC_FEATURE_GUARD && sc__guard_decide()) f = SC_FEATURE_GUARD;
+  if (feature == SC_FEATURE_CHECK && sc__check_decide()) f = SC_FEATURE_CHECK;
+  if (feature == SC_FEATURE_SITES) f = sc__sites_decide();
+  if (feature == SC_FEATURE_FRAME_CHECK) f = sc__frame_check_decide();
+  return f == 0 || sc__seam_enable(f);
+}
+
+bool sc__seam_enable(uint32_t features) {
+  uint64_t created, live, adopted;
+  sc__arena_counts(&created, &live, &adopted);
+  if ((sc__features & features) == features) return true;
+  if (created != 0) return false;
+  features_set(sc__features | features);
+  return true;
+}
+
+sc_public bool sc_stats_enable_exact(void) {
+  sc__init();
+  return sc__seam_enable(SC_FEATURE_EXACT);
+}

@@ -1,0 +1,51 @@
+/* report.h — the statistics report's face inside the report layer and to
+ * the API: the report (report.c, with its sites and timeline sections), the
+ * intermediate-class advisor (advisor.c) and the exit/signal dump
+ * (stats_dump.c). Everything they read comes from core/snapshot.h. */
+#ifndef SC_REPORT_H
+#define SC_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/snapshot.h"
+#include "report/emit.h"
+#include "sizeclass.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Why a report is written; printed as the report's "reason". */
+typedef enum { SC_REASON_API = 0, SC_REASON_EXIT = 1, SC_REASON_SIGNAL = 2 } sc_reason_t;
+
+/* ---- report.c -------------------------------------------------------- */
+/** Write the whole report to fd; never allocates. */
+void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, bool unlocked);
+
+/* ---- report_timeline.c ------------------------------------------------ */
+/** The report's "frame_timeline" key (text: the last frames), null when
+ * SIZECLASS_FRAME_HISTORY=0. `exact`: requested bytes were tracked. */
+void sc__report_timeline(sc_emitter_t *e, bool exact);
+
+/* ---- advisor.c ------------------------------------------------------- */
+/* What an intermediate class between size/2 and size would have saved. */
+typedef struct sc_advice_s {
+  uint64_t size;              /* the class */
+  uint64_t wasted_bytes;      /* total block bytes - total requested bytes */
+  uint64_t intermediate_size; /* 3/4 of size; 0 when none is possible */
+  uint64_t fitting_requests;  /* requests <= intermediate_size */
+  uint64_t saved_bytes;       /* fitting_requests * (size - intermediate) */
+} sc_advice_t;
+
+/** Advice for every class of st, and the class indices ordered by wasted
+ * bytes, most first (ties: smaller class first). */
+void sc__advise(const struct sc_stats *st, sc_advice_t advice[SC_CLASSES],
+                unsigned order[SC_CLASSES]);
+
+/* ---- stats_dump.c ---------------------------------------------------- */
+/** Arm (or re-arm) the exit and signal reports from the SIZECLASS_STATS*
+ * settings: at load, and when sc_option_set changes one. */
+void sc__stats_dump_configure(void);
+
+#pragma GCC visibility pop
+
+#endif /* SC_REPORT_H */

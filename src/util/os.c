@@ -1,0 +1,88 @@
+/* os.c — every call into the operating system's memory, time and output
+ * services lives here (os.h), so the rest of the library never sees mmap
+ * or errno. */
+#include <errno.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/os.h"
+
+/** mmap anonymous memory; NULL (never MAP_FAILED) when refused. */
+static void *map_anonymous(size_t size) {
+  void *p =
+      mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+void *sc__os_map_aligned(size_t size, size_t align) {
+  int saved = errno;
+  /* First try exactly size bytes: often the kernel hands out aligned runs. */
+  uint8_t *p = map_anonymous(size);
+  if (p == NULL) goto refused;
+  if (((uintptr_t)p & (align - 1)) == 0) goto done;
+  munmap(p, size);
+  /* Over-allocate and trim both ends to the alignment. */
+  p = map_anonymous(size + align);
+  if (p == NULL) goto refused;
+  uintptr_t start = ((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1);
+  size_t head = start - (uintptr_t)p;
+  size_t tail = align - head;
+  if (head != 0) munmap(p, head);
+  if (tail != 0) munmap((uint8_t *)start + size, tail);
+  p = (uint8_t *)start;
+done:
+  errno = saved;
+  return p;
+refused:
+  errno = saved;
+  return NULL;
+}
+
+void sc__os_unmap(void *p, size_t size) {
+  int saved = errno;
+  munmap(p, size);
+  errno = saved;
+}
+
+bool sc__os_purge(void *p, size_t size) {
+  int saved = errno;
+  /* MADV_DONTNEED: RSS drops at once and the range reads back as zeros. */
+  bool ok = madvise(p, size, MADV_DONTNEED) == 0;
+  errno = saved;
+  return ok;
+}
+
+void *sc__os_reserve(size_t size) {
+  int saved = errno;
+  void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  errno = saved;
+  return p == MAP_FAILED ? NULL : p;
+}
+
+bool sc__os_protect(void *p, size_t size, bool accessible) {
+  int saved = errno;
+  bool ok = mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
+  errno = saved;
+  return ok;
+}
+
+uint64_t sc__os_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void sc__os_write_all(int fd, const char *buf, size_t len) {
+  int saved = errno;
+  while (len > 0) {
+    ssize_t w = write(fd, buf, len);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    buf += w;
+    len -= (size_t)w;
+  }
+  errno = saved;
+}

@@ -1,0 +1,30 @@
+/* os.h — every call into the operating system's memory, time and output
+ * services (os.c), for every layer: the rest of the library never sees
+ * mmap, clock_gettime, write or errno (each call keeps errno as it was). */
+#ifndef SC_OS_H
+#define SC_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+/** mmap `size` bytes aligned to `align`; NULL when the OS refuses. */
+void *sc__os_map_aligned(size_t size, size_t align);
+void sc__os_unmap(void *p, size_t size);
+/** Return a range's physical memory to the OS; keeps it mapped. */
+bool sc__os_purge(void *p, size_t size);
+/** Map `size` bytes that cannot be touched (PROT_NONE, no swap reserved);
+ * NULL when refused. */
+void *sc__os_reserve(size_t size);
+/** Make a range readable and writable, or untouchable; false on failure. */
+bool sc__os_protect(void *p, size_t size, bool accessible);
+/** CLOCK_MONOTONIC in nanoseconds. */
+uint64_t sc__os_now_ns(void);
+/** Write all of buf to fd, retrying on EINTR; never allocates. */
+void sc__os_write_all(int fd, const char *buf, size_t len);
+
+#pragma GCC visibility pop
+
+#endif /* SC_OS_H */

@@ -1,0 +1,683 @@
+/* settings.c — the table of every SIZECLASS_* setting, and the one reader
+ * (settings.h). mimalloc's options.c is the model: one declaration per
+ * setting (name, kind, range, default, what a bad value gets, one line of
+ * doc), read once at startup from the environment, else from the
+ * program's `sizeclass_options` string, and later through sc_option_set()
+ * by the same parser. The docs are checked against this table
+ * (tests/test_settings.c; docs/using.md's table is generated from it).
+ *
+ * Nothing here allocates or uses stdio: the reader runs inside the first
+ * malloc. Values are copied into static buffers. */
+#include "util/settings.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "util/os.h"
+
+/* A program may define this (NAME=value words separated by spaces, commas
+ * or semicolons); the library reads it when it starts. */
+extern const char *const sizeclass_options __attribute__((weak));
+
+/* ---- the table ------------------------------------------------------------------ */
+
+static const sc_setting_word_t stats_words[] = {
+    {"0", SC_STATS_OFF},
+    {"off", SC_STATS_OFF},
+    {"no", SC_STATS_OFF},
+    {"false", SC_STATS_OFF},
+    {"1", SC_STATS_STDERR},
+    {"on", SC_STATS_STDERR},
+    {"yes", SC_STATS_STDERR},
+    {"true", SC_STATS_STDERR},
+    {"stderr", SC_STATS_STDERR},
+    {"stdout", SC_STATS_STDOUT},
+    {NULL, 0},
+};
+static const sc_setting_word_t format_words[] = {
+    {"text", SC_STATS_FORMAT_TEXT}, {"json", SC_STATS_FORMAT_JSON}, {NULL, 0}};
+static const sc_setting_word_t default_word[] = {{"default", 0}, {NULL, 0}};
+static const sc_setting_word_t sites_format_words[] = {
+    {"report", SC_SITES_FORMAT_REPORT}, {"folded", SC_SITES_FORMAT_FOLDED}, {NULL, 0}};
+static const sc_setting_word_t frame_check_words[] = {{"warn", SC_FRAME_CHECK_WARN},
+                                                      {"abort", SC_FRAME_CHECK_ABORT},
+                                                      {"off", SC_FRAME_CHECK_OFF},
+                                                      {"0", SC_FRAME_CHECK_OFF},
+                                                      {NULL, 0}};
+static const sc_setting_word_t trim_words[] = {
+    {"paced", SC_SYSTEM_TRIM_PACED}, {"glibc", SC_SYSTEM_TRIM_GLIBC}, {NULL, 0}};
+
+#define REPORT (SC_SETF_REPORT)
+#define GUARD_RATE 100000 /* one allocation in 100000 */
+
+const sc_setting_t sc__settings[SC_SETTINGS] = {
+    [SC_SET_STATS] =
+        {.name = "SIZECLASS_STATS",
+         .kind = SC_KIND_PATH,
+         .when = SC_WHEN_ANY,
+         .flags = REPORT | SC_SETF_STRICT_PATH | SC_SETF_SECURE,
+         .words = stats_words,
+         .def = SC_STATS_OFF,
+         .fallback = SC_STATS_STDERR,
+         .def_doc = "off",
+         .expect = "1, on, stderr, stdout, 0, off or a file path (with a /, or ending in .txt "
+                   "or .json)",
+         .instead = "the report goes to stderr",
+         .doc = "where the report goes at exit: stderr, stdout or a file (%p: the pid); "
+                "switches exact statistics on"},
+    [SC_SET_STATS_FORMAT] = {.name = "SIZECLASS_STATS_FORMAT",
+                             .kind = SC_KIND_ENUM,
+                             .when = SC_WHEN_ANY,
+                             .flags = REPORT,
+                             .words = format_words,
+                             .def = SC_STATS_FORMAT_TEXT,
+                             .fallback = SC_STATS_FORMAT_TEXT,
+                             .def_doc = "text (json for a path ending in .json)",
+                             .instead = "the report is text on stderr",
+                             .doc = "the report's form"},
+    [SC_SET_STATS_SIGNAL] =
+        {.name = "SIZECLASS_STATS_SIGNAL",
+         .kind = SC_KIND_SIGNAL,
+         .when = SC_WHEN_ANY,
+         .flags = REPORT | SC_SETF_SECURE,
+         .def_doc = "none",
+         .expect = "a signal such as USR2, SIGUSR2, 12 or RTMIN+3 (not KILL, STOP or a fault "
+                   "signal)",
+         .instead = "no report on a signal; the report is written at exit",
+         .doc = "a signal that writes the report while the program runs; switches exact "
+                "statistics on"},
+    [SC_SET_STATS_EXACT] = {.name = "SIZECLASS_STATS_EXACT",
+                            .kind = SC_KIND_SWITCH,
+                            .when = SC_WHEN_START,
+                            .flags = REPORT,
+                            .def_doc = "off",
+                            .instead = "exact statistics stay off",
+                            .doc = "exact statistics without a report (for sc_stats_get)"},
+    [SC_SET_STATS_PID] =
+        {.name = "SIZECLASS_STATS_PID",
+         .kind = SC_KIND_NUMBER,
+         .when = SC_WHEN_ANY,
+         .min = 1,
+         .max = 4194304,
+         .def_doc = "none: every process",
+         .instead = "every process reports",
+         .doc = "only the process with this pid reports; the others ignore the statistics "
+                "and sites settings"},
+    [SC_SET_SITES] = {.name = "SIZECLASS_SITES",
+                      .kind = SC_KIND_NUMBER,
+                      .when = SC_WHEN_START,
+                      .flags = REPORT | SC_SETF_SWITCH_WORDS | SC_SETF_BYTES,
+                      .words = default_word,
+                      .min = 1,
+                      .max = SC_SITES_MAX_RATE,
+                      .on = SC_SITES_DEFAULT_RATE,
+                      .def_doc = "off",
+                      .expect =
+                          "on, off, 1 or a byte count from 2 to 128m (k, m, g: KiB, MiB, GiB)",
+                      .instead = "sites stay off",
+                      .doc = "who allocates each class: 1 every allocation, on sampled (one small "
+                             "allocation in 512, larger ones one per 256 KiB), or a byte rate"},
+    [SC_SET_SITES_FORMAT] = {.name = "SIZECLASS_SITES_FORMAT",
+                             .kind = SC_KIND_ENUM,
+                             .when = SC_WHEN_START,
+                             .flags = REPORT,
+                             .words = sites_format_words,
+                             .def_doc = "report",
+                             .instead = "using report",
+                             .doc = "report: sites in the report; folded: only flame-graph "
+                                    "stacks in a file, no report"},
+    [SC_SET_SITES_FOLDED] = {.name = "SIZECLASS_SITES_FOLDED",
+                             .kind = SC_KIND_PATH,
+                             .when = SC_WHEN_START,
+                             .flags = REPORT | SC_SETF_SECURE,
+                             .def_doc = "sizeclass-sites.%p.folded",
+                             .expect = "a file path",
+                             .instead = "writing sizeclass-sites.%p.folded",
+                             .doc = "the file of the folded stacks (%p: the pid)"},
+    [SC_SET_WARMUP_FRAMES] = {.name = "SIZECLASS_WARMUP_FRAMES",
+                              .kind = SC_KIND_NUMBER,
+                              .when = SC_WHEN_ANY,
+                              .max = 1000000000,
+                              .def = 60,
+                              .fallback = 60,
+                              .def_doc = "60",
+                              .instead = "using 60",
+                              .doc = "frames left out of the steady-state figures"},
+    [SC_SET_FRAME_HISTORY] = {.name = "SIZECLASS_FRAME_HISTORY",
+                              .kind = SC_KIND_NUMBER,
+                              .when = SC_WHEN_FRAMES,
+                              .max = 1000000,
+                              .def = 600,
+                              .fallback = 600,
+                              .def_doc = "600",
+                              .instead = "keeping 600 frames",
+                              .doc = "frames the report's frame timeline keeps (0: none)"},
+    [SC_SET_FRAME_CHECK] = {.name = "SIZECLASS_FRAME_CHECK",
+                            .kind = SC_KIND_ENUM,
+                            .when = SC_WHEN_START,
+                            .words = frame_check_words,
+                            .def_doc = "off",
+                            .instead = "the check stays off",
+                            .doc = "warn or abort when a frame after the warm-up carves a fresh "
+                                   "block"},
+    [SC_SET_FRAME_CHECK_AFTER] = {.name = "SIZECLASS_FRAME_CHECK_AFTER",
+                                  .kind = SC_KIND_NUMBER,
+                                  .when = SC_WHEN_ANY,
+                                  .max = 1000000000,
+                                  .def_doc = "SIZECLASS_WARMUP_FRAMES",
+                                  .instead = "checking after the warm-up",
+                                  .doc = "the last frame the steady-state check leaves alone"},
+    [SC_SET_GUARD] = {.name = "SIZECLASS_GUARD",
+                      .kind = SC_KIND_NUMBER,
+                      .when = SC_WHEN_START,
+                      .flags = SC_SETF_SWITCH_WORDS,
+                      .words = default_word,
+                      .min = 1,
+                      .max = 1000000000,
+                      .on = GUARD_RATE,
+                      .def_doc = "off",
+                      .instead = "guard pages stay off",
+                      .doc = "about one allocation in n between guard pages (on: 1 in 100000)"},
+    [SC_SET_GUARD_SLOTS] = {.name = "SIZECLASS_GUARD_SLOTS",
+                            .kind = SC_KIND_NUMBER,
+                            .when = SC_WHEN_START,
+                            .min = 1,
+                            .max = 65536,
+                            .def = 256,
+                            .fallback = 256,
+                            .def_doc = "256",
+                            .instead = "using 256",
+                            .doc = "blocks guarded at once"},
+    [SC_SET_CHECK] = {.name = "SIZECLASS_CHECK",
+                      .kind = SC_KIND_SWITCH,
+                      .when = SC_WHEN_START,
+                      .def_doc = "off",
+                      .instead = "checking mode stays off",
+                      .doc = "the checking mode: every block's slack and every freed block "
+                             "checked"},
+    [SC_SET_CHECK_QUARANTINE] = {.name = "SIZECLASS_CHECK_QUARANTINE",
+                                 .kind = SC_KIND_NUMBER,
+                                 .when = SC_WHEN_START,
+                                 .max = 1048576,
+                                 .def_doc = "0",
+                                 .instead = "no quarantine",
+                                 .doc = "with the checking mode: freed blocks held back before "
+                                        "reuse"},
+    [SC_SET_PURGE_DELAY_MS] = {.name = "SIZECLASS_PURGE_DELAY_MS",
+                               .kind = SC_KIND_NUMBER,
+                               .when = SC_WHEN_ANY,
+                               .max = 3600000,
+                               .def = 1000,
+                               .fallback = 1000,
+                               .def_doc = "1000",
+                               .instead = "using 1000",
+                               .doc = "milliseconds a free page waits before it goes back to "
+                                      "the OS"},
+    [SC_SET_PURGE_STEP] = {.name = "SIZECLASS_PURGE_STEP",
+                           .kind = SC_KIND_NUMBER,
+                           .when = SC_WHEN_ANY,
+                           .max = 4096,
+                           .def = 64,
+                           .fallback = 64,
+                           .def_doc = "64",
+                           .instead = "using 64",
+                           .doc = "pages one purge step returns at most (0: only malloc_trim)"},
+    [SC_SET_SYSTEM_TRIM] = {.name = "SIZECLASS_SYSTEM_TRIM",
+                            .kind = SC_KIND_ENUM,
+                            .when = SC_WHEN_LOAD,
+                            .words = trim_words,
+                            .def_doc = "paced",
+                            .instead = "using paced",
+                            .doc = "how glibc's heaps give memory back: paced by the library, "
+                                   "or glibc's own policy"},
+};
+
+/* Names in the environment that are not settings but belong to the
+ * project (sizeclass-run reads SIZECLASS_LIB): no warning for them. */
+static const char *const not_settings[] = {"SIZECLASS_LIB"};
+
+/* ---- the state ---------------------------------------------------------------------- */
+
+#define TEXT_CAP SC_SETTING_TEXT_CAP
+
+static uint8_t state[SC_SETTINGS];
+static uint64_t value[SC_SETTINGS];
+static char text[SC_SETTINGS][TEXT_CAP];
+
+/* 0: not read, 1: being read, 2: read. */
+static _Atomic int loaded;
+
+/* ---- words ---------------------------------------------------------------------------- */
+
+static const char *const on_words[] = {"1", "on", "yes", "true"};
+static const char *const off_words[] = {"0", "off", "no", "false"};
+
+static bool in_list(const char *v, const char *const *list, size_t n, size_t skip) {
+  for (size_t i = skip; i < n; i++)
+    if (strcasecmp(v, list[i]) == 0) return true;
+  return false;
+}
+
+/** True when s ends in suffix, any case. */
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+/** A plain decimal number (k, m or g suffix with `bytes`); false when v is
+ * not one or it overflows. */
+static bool parse_decimal(const char *v, bool bytes, uint64_t *out) {
+  uint64_t n = 0;
+  const char *p = v;
+  if (*p < '0' || *p > '9') return false;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (n > (UINT64_MAX - 9) / 10) return false;
+    n = n * 10 + (uint64_t)(*p - '0');
+  }
+  unsigned shift = 0;
+  if (bytes && (*p == 'k' || *p == 'K')) shift = 10;
+  if (bytes && (*p == 'm' || *p == 'M')) shift = 20;
+  if (bytes && (*p == 'g' || *p == 'G')) shift = 30;
+  if (shift != 0) p++;
+  if (*p != 0 || n > (UINT64_MAX >> shift)) return false;
+  *out = n << shift;
+  return true;
+}
+
+sc_setting_state_t sc__setting_parse(sc_setting_id_t id, const char *v, uint64_t *out) {
+  const sc_setting_t *s = &sc__settings[id];
+  const size_t n_on = sizeof(on_words) / sizeof(on_words[0]);
+  const size_t n_off = sizeof(off_words) / sizeof(off_words[0]);
+  if (v == NULL || v[0] == 0) return SC_SETTING_UNSET;
+  if (s->kind == SC_KIND_SWITCH) {
+    if (in_list(v, on_words, n_on, 0)) return *out = 1, SC_SETTING_GIVEN;
+    if (in_list(v, off_words, n_off, 0)) return *out = 0, SC_SETTING_GIVEN;
+    return SC_SETTING_BAD;
+  }
+  if ((s->flags & SC_SETF_SWITCH_WORDS) != 0) {
+    /* "1" is a number here (every allocation), not "on". */
+    if (in_list(v, on_words, n_on, 1)) return *out = s->on, SC_SETTING_GIVEN;
+    if (in_list(v, off_words, n_off, 0)) return *out = 0, SC_SETTING_GIVEN;
+  }
+  for (const sc_setting_word_t *w = s->words; w != NULL && w->word != NULL; w++) {
+    if (strcasecmp(v, w->word) != 0) continue;
+    /* "default": the on value of a number that takes switch words */
+    *out = (s->flags & SC_SETF_SWITCH_WORDS) != 0 && s->kind == SC_KIND_NUMBER ? s->on : w->value;
+    return SC_SETTING_GIVEN;
+  }
+  uint64_t n;
+  switch (s->kind) {
+    case SC_KIND_NUMBER:
+      if (!parse_decimal(v, (s->flags & SC_SETF_BYTES) != 0, &n) || n < s->min || n > s->max)
+        return SC_SETTING_BAD;
+      *out = n;
+      return SC_SETTING_GIVEN;
+    case SC_KIND_PATH:
+      if ((s->flags & SC_SETF_STRICT_PATH) != 0 && strchr(v, '/') == NULL &&
+          !ends_with(v, ".txt") && !ends_with(v, ".json"))
+        return SC_SETTING_BAD;
+      *out = SC_SETTING_PATH;
+      return SC_SETTING_GIVEN;
+    case SC_KIND_SIGNAL:
+      n = (uint64_t)sc__signal_of(v);
+      if (n == 0) return SC_SETTING_BAD;
+      *out = n;
+      return SC_SETTING_GIVEN;
+    default:
+      return SC_SETTING_BAD;
+  }
+}
+
+/* ---- signals ----------------------------------------------------------------------- */
+
+static const struct {
+  const char *name;
+  int signo;
+} signals[] = {
+    {"HUP", SIGHUP},       {"INT", SIGINT},   {"QUIT", SIGQUIT},   {"USR1", SIGUSR1},
+    {"USR2", SIGUSR2},     {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},   {"TERM", SIGTERM},
+    {"CHLD", SIGCHLD},     {"CONT", SIGCONT}, {"TSTP", SIGTSTP},   {"TTIN", SIGTTIN},
+    {"TTOU", SIGTTOU},     {"URG", SIGURG},   {"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ},
+    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
+    {"PWR", SIGPWR},       {"SYS", SIGSYS},
+};
+
+/** A decimal number of at most 3 digits; -1 if s is not one. */
+static int small_number(const char *s) {
+  int v = 0, n = 0;
+  for (; *s; s++, n++) {
+    if (*s < '0' || *s > '9' || n == 3) return -1;
+    v = v * 10 + (*s - '0');
+  }
+  return n ? v : -1;
+}
+
+int sc__signal_of(const char *value) {
+  const char *s = value;
+  if (strncasecmp(s, "SIG", 3) == 0) s += 3;
+  int n = small_number(s);
+  if (n < 0) {
+    for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+      if (strcasecmp(s, signals[i].name) == 0) n = signals[i].signo;
+    if (strncasecmp(s, "RTMIN", 5) == 0 && (s[5] == 0 || s[5] == '+'))
+      n = s[5] ? (small_number(s + 6) < 0 ? -1 : SIGRTMIN + small_number(s + 6)) : SIGRTMIN;
+    if (strncasecmp(s, "RTMAX", 5) == 0 && (s[5] == 0 || s[5] == '-'))
+      n = s[5] ? (small_number(s + 6) < 0 ? -1 : SIGRTMAX - small_number(s + 6)) : SIGRTMAX;
+  }
+  bool rt = n >= SIGRTMIN && n <= SIGRTMAX;
+  for (size_t i = 0; !rt && i < sizeof(signals) / sizeof(signals[0]); i++)
+    if (signals[i].signo == n) return n;
+  return rt ? n : 0;
+}
+
+/* ---- messages ---------------------------------------------------------------------- */
+
+/* One line under construction (no allocation). */
+typedef struct {
+  char buf[640];
+  size_t len;
+} line_t;
+
+static void add(line_t *l, const char *s, size_t max) {
+  for (size_t i = 0; i < max && s[i] != 0 && l->len < sizeof(l->buf) - 1; i++) {
+    char ch = s[i];
+    if ((unsigned char)ch < 0x20) ch = '?';
+    l->buf[l->len++] = ch;
+  }
+}
+
+static void add_s(line_t *l, const char *s) { add(l, s, sizeof(l->buf)); }
+
+static void add_u(line_t *l, uint64_t v) {
+  char tmp[24];
+  size_t n = 0;
+  do tmp[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n > 0 && l->len < sizeof(l->buf) - 1) l->buf[l->len++] = tmp[--n];
+}
+
+/** `NAME="value"`, the value cut at 64 bytes ("..." then). */
+static void add_assignment(line_t *l, const char *name, size_t name_len, const char *v) {
+  add(l, name, name_len);
+  add_s(l, "=\"");
+  add(l, v, 64);
+  if (strlen(v) > 64) add_s(l, "...");
+  add_s(l, "\"");
+}
+
+static void emit(line_t *l) {
+  l->buf[l->len++] = '\n';
+  sc__os_write_all(2, l->buf, l->len);
+}
+
+/** "sizeclass: NAME="value": PROBLEM; INSTEAD" */
+static void warn_line(const char *name, size_t name_len, const char *v, const char *problem,
+                      const char *instead) {
+  line_t l = {.len = 0};
+  add_s(&l, "sizeclass: ");
+  add_assignment(&l, name, name_len, v);
+  add_s(&l, ": ");
+  add_s(&l, problem);
+  add_s(&l, "; ");
+  add_s(&l, instead);
+  emit(&l);
+}
+
+size_t sc__setting_expect(const sc_setting_t *s, char *out, size_t cap) {
+  line_t l = {.len = 0};
+  if (s->expect != NULL) {
+    add_s(&l, s->expect);
+  } else if (s->kind == SC_KIND_SWITCH) {
+    add_s(&l, "on/off (1, 0, yes, no, true, false)");
+  } else if (s->kind == SC_KIND_ENUM) {
+    size_t n = 0;
+    while (s->words[n].word != NULL) n++;
+    for (size_t i = 0; i < n; i++) {
+      if (i > 0) add_s(&l, i + 1 == n ? " or " : ", ");
+      add_s(&l, s->words[i].word);
+    }
+  } else {
+    if ((s->flags & SC_SETF_SWITCH_WORDS) != 0) add_s(&l, "on, off or ");
+    add_s(&l, "a number from ");
+    add_u(&l, s->min);
+    add_s(&l, " to ");
+    add_u(&l, s->max);
+  }
+  size_t n = l.len < cap - 1 ? l.len : cap - 1;
+  memcpy(out, l.buf, n);
+  out[n] = 0;
+  return n;
+}
+
+/** The warning for a bad value of setting s. */
+static void warn_bad(const sc_setting_t *s, const char *v) {
+  char expect[320] = "expected ";
+  sc__setting_expect(s, expect + 9, sizeof(expect) - 9);
+  warn_line(s->name, strlen(s->name), v, expect, s->instead);
+}
+
+void sc__setting_warn(sc_setting_id_t id, const char *problem, const char *instead) {
+  warn_line(sc__settings[id].name, strlen(sc__settings[id].name), text[id], problem, instead);
+}
+
+/* ---- names -------------------------------------------------------------------------- */
+
+sc_setting_id_t sc__setting_find(const char *name, size_t len) {
+  for (unsigned i = 0; i < SC_SETTINGS; i++)
+    if (strlen(sc__settings[i].name) == len && memcmp(sc__settings[i].name, name, len) == 0)
+      return (sc_setting_id_t)i;
+  return SC_SETTINGS;
+}
+
+/** Edit distance between a[0..n) and b (both short: names). */
+static size_t distance(const char *a, size_t n, const char *b) {
+  size_t m = strlen(b);
+  size_t row[65];
+  if (n > 64) n = 64;
+  if (m > 64) m = 64;
+  for (size_t j = 0; j <= m; j++) row[j] = j;
+  for (size_t i = 1; i <= n; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= m; j++) {
+      size_t up = row[j];
+      size_t best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[m];
+}
+
+void sc__setting_warn_unknown(const char *name, size_t len, const char *v) {
+  size_t best = (size_t)-1;
+  const char *closest = sc__settings[0].name;
+  for (unsigned i = 0; i < SC_SETTINGS; i++) {
+    size_t d = distance(name, len, sc__settings[i].name);
+    if (d < best) {
+      best = d;
+      closest = sc__settings[i].name;
+    }
+  }
+  line_t problem = {.len = 0};
+  add_s(&problem, "unknown setting (did you mean ");
+  add_s(&problem, closest);
+  add_s(&problem, "?)");
+  problem.buf[problem.len] = 0;
+  warn_line(name, len, v, problem.buf, "ignored");
+}
+
+static bool ignored_name(const char *name, size_t len) {
+  for (size_t i = 0; i < sizeof(not_settings) / sizeof(not_settings[0]); i++)
+    if (strlen(not_settings[i]) == len && memcmp(not_settings[i], name, len) == 0) return true;
+  return false;
+}
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+sc_setting_state_t sc__setting_store(sc_setting_id_t id, const char *v) {
+  const sc_setting_t *s = &sc__settings[id];
+  uint64_t parsed = s->def;
+  size_t n = strlen(v);
+  sc_setting_state_t st = n < TEXT_CAP ? sc__setting_parse(id, v, &parsed) : SC_SETTING_BAD;
+  if (n >= TEXT_CAP) n = TEXT_CAP - 1;
+  memcpy(text[id], v, n);
+  text[id][n] = 0;
+  if (st == SC_SETTING_BAD) {
+    warn_bad(s, v);
+    parsed = s->fallback;
+  } else if (st == SC_SETTING_UNSET) {
+    parsed = s->def;
+  }
+  state[id] = (uint8_t)st;
+  value[id] = parsed;
+  return st;
+}
+
+static bool separator(char c) { return c == ' ' || c == ',' || c == ';' || c == '\t' || c == '\n'; }
+
+/** The words of the options string: fn(word, length) for each. */
+static void options_words(const char *opts, void (*fn)(const char *, size_t, void *), void *ctx) {
+  for (const char *s = opts; *s != 0;) {
+    while (separator(*s)) s++;
+    const char *word = s;
+    while (*s != 0 && !separator(*s)) s++;
+    if (s > word) fn(word, (size_t)(s - word), ctx);
+  }
+}
+
+/* The value of one setting in the options string (the last one given). */
+typedef struct {
+  const char *name;
+  const char *value;
+  size_t len;
+} find_t;
+
+static void find_word(const char *word, size_t len, void *ctx) {
+  find_t *f = ctx;
+  size_t k = strlen(f->name);
+  if (len > k && memcmp(word, f->name, k) == 0 && word[k] == '=') {
+    f->value = word + k + 1;
+    f->len = len - k - 1;
+  }
+}
+
+/** Unknown names and words without '=' in the options string. */
+static void check_word(const char *word, size_t len, void *ctx) {
+  (void)ctx;
+  const char *eq = memchr(word, '=', len);
+  char v[TEXT_CAP];
+  if (eq == NULL) {
+    size_t n = len < sizeof(v) - 1 ? len : sizeof(v) - 1;
+    memcpy(v, word, n);
+    v[n] = 0;
+    warn_line("sizeclass_options", 17, v, "expected SETTING=value", "the word is ignored");
+    return;
+  }
+  size_t name_len = (size_t)(eq - word);
+  if (sc__setting_find(word, name_len) != SC_SETTINGS) return;
+  size_t n = len - name_len - 1 < sizeof(v) - 1 ? len - name_len - 1 : sizeof(v) - 1;
+  memcpy(v, eq + 1, n);
+  v[n] = 0;
+  sc__setting_warn_unknown(word, name_len, v);
+}
+
+/** Read setting id: the environment, else the options string. */
+static void read_one(sc_setting_id_t id, const char *opts) {
+  const sc_setting_t *s = &sc__settings[id];
+  /* secure_getenv: a set-user-ID program (libsizeclass in ld.so.preload)
+   * must not write a report wherever the caller names, nor on any signal. */
+  const char *v = (s->flags & SC_SETF_SECURE) != 0 ? secure_getenv(s->name) : getenv(s->name);
+  char buf[TEXT_CAP];
+  if (v == NULL && opts != NULL) {
+    find_t f = {.name = s->name, .value = NULL, .len = 0};
+    options_words(opts, find_word, &f);
+    if (f.value != NULL) {
+      size_t n = f.len < sizeof(buf) - 1 ? f.len : sizeof(buf) - 1;
+      memcpy(buf, f.value, n);
+      buf[n] = 0;
+      v = buf;
+    }
+  }
+  if (v != NULL) sc__setting_store(id, v);
+}
+
+/** Variables of the environment that look like settings but are none. */
+static void check_environment(void) {
+  extern char **environ;
+  for (char **e = environ; e != NULL && *e != NULL; e++) {
+    if (strncmp(*e, "SIZECLASS_", 10) != 0) continue;
+    const char *eq = strchr(*e, '=');
+    size_t len = eq != NULL ? (size_t)(eq - *e) : strlen(*e);
+    if (sc__setting_find(*e, len) != SC_SETTINGS || ignored_name(*e, len)) continue;
+    sc__setting_warn_unknown(*e, len, eq != NULL ? eq + 1 : "");
+  }
+}
+
+bool sc__settings_report_here(void) {
+  sc__settings_load();
+  return state[SC_SET_STATS_PID] != SC_SETTING_GIVEN ||
+         value[SC_SET_STATS_PID] == (uint64_t)getpid();
+}
+
+void sc__settings_load(void) {
+  if (atomic_load_explicit(&loaded, memory_order_acquire) == 2) return;
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&loaded, &expected, 1)) {
+    while (atomic_load_explicit(&loaded, memory_order_acquire) != 2) {
+      /* another thread reads them: microseconds */
+    }
+    return;
+  }
+  const char *opts = &sizeclass_options != NULL ? sizeclass_options : NULL;
+  for (unsigned i = 0; i < SC_SETTINGS; i++) value[i] = sc__settings[i].def;
+  /* The pid first: outside it, the report settings are not even read. */
+  read_one(SC_SET_STATS_PID, opts);
+  bool here =
+      state[SC_SET_STATS_PID] != SC_SETTING_GIVEN || value[SC_SET_STATS_PID] == (uint64_t)getpid();
+  for (unsigned i = 0; i < SC_SETTINGS; i++)
+    if (i != SC_SET_STATS_PID && (here || (sc__settings[i].flags & SC_SETF_REPORT) == 0))
+      read_one((sc_setting_id_t)i, opts);
+  check_environment();
+  if (opts != NULL) options_words(opts, check_word, NULL);
+  atomic_store_explicit(&loaded, 2, memory_order_release);
+}
+
+uint64_t sc__setting(sc_setting_id_t id) {
+  sc__settings_load();
+  return value[id];
+}
+
+sc_setting_state_t sc__setting_state(sc_setting_id_t id) {
+  sc__settings_load();
+  return (sc_setting_state_t)state[id];
+}
+
+const char *sc__setting_text(sc_setting_id_t id) {
+  sc__settings_load();
+  return text[id];
+}
+
+bool sc__settings_report_asked(void) {
+  sc__settings_load();
+  if (!sc__settings_report_here()) return false;
+  return value[SC_SET_STATS] != SC_STATS_OFF || state[SC_SET_STATS_SIGNAL] != SC_SETTING_UNSET;
+}
+
+void sc__setting_save(sc_setting_id_t id, sc_setting_saved_t *out) {
+  out->state = state[id];
+  out->value = value[id];
+  memcpy(out->text, text[id], TEXT_CAP);
+}
+
+void sc__setting_restore(sc_setting_id_t id, const sc_setting_saved_t *in) {
+  state[id] = in->state;
+  value[id] = in->value;
+  memcpy(text[id], in->text, TEXT_CAP);
+}
