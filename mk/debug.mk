@@ -44,4 +44,4 @@ $(BUILD)/tests/progs/debug/%: tests/progs/debug/%.c $(DEBUG_AR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) -DSC_DEBUG=1 -o $@ $< $(DEBUG_AR) -lpthread -ldl
 
-test ubsan asan: $(DEBUG_PROG_BINS)
+test ubsan asan: $(DEBUG_PROG_BINS) $(DEBUG_SO)
