@@ -85,7 +85,10 @@ $(BUILD)/tests/%: tests/%.c tests/*.h $(AR_LIB) $(SO)
 
 $(BUILD)/tests/progs/%: tests/progs/%.c tests/rss.h $(AR_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_TEST) -o $@ $< -lpthread
+	$(CC) $(CFLAGS_TEST) -o $@ $< -lpthread $(PROG_LDFLAGS)
+
+# Its sizeclass_options string must be visible to the preloaded library.
+$(BUILD)/tests/progs/stats_pattern: PROG_LDFLAGS = -rdynamic -ldl
 
 # A program linked with another allocator's library (see its source).
 $(BUILD)/tests/progs/lib/libother_alloc.so: tests/progs/lib/other_alloc.c

@@ -134,10 +134,49 @@ typedef struct {
 
 enum { P_EXIT, P_API_TXT, P_API_JSON, P_BASE, P_OUT, P_ERR };
 
-static void pattern_run(pattern_t *r) {
+/* Where a run's setting comes from: the environment, the program's own
+ * sizeclass_options string, or sc_option_set before its first allocation
+ * (stats_pattern: STATS_PATTERN_API). Every figure must be the same. */
+typedef enum { FROM_ENV, FROM_OPTIONS, FROM_API } source_t;
+
+/** The program to run for `setting` (NAME=VALUE) from `source` into
+ * prog: the helper, or for FROM_OPTIONS a copy of it in dir whose
+ * sizeclass_options string is the setting; *env gets the environment
+ * entry that carries it (in buf), or NULL. */
+static void armed(char *prog, size_t cap, const char *dir, source_t source, const char *setting,
+                  char *buf, size_t bufcap, const char **env) {
+  su_prog(prog, cap);
+  *env = NULL;
+  if (source != FROM_OPTIONS) {
+    snprintf(buf, bufcap, "%s%s", source == FROM_API ? "STATS_PATTERN_API=" : "", setting);
+    *env = buf;
+    return;
+  }
+  static const char marker[] = "@@SC_STATS_PATTERN_OPTIONS@@";
+  size_t len;
+  char *bin = cu_read_file(prog, &len);
+  cr_assert_not_null(bin, "%s", prog);
+  char *at = memmem(bin, len, marker, sizeof(marker) - 1);
+  cr_assert_not_null(at, "no options marker in %s", prog);
+  at--; /* the array starts with the NUL before the marker */
+  cr_assert_lt(strlen(setting), 255);
+  memset(at, 0, 256);
+  memcpy(at, setting, strlen(setting));
+  snprintf(prog, cap, "%s/stats_pattern.options", dir);
+  FILE *f = fopen(prog, "wb");
+  cr_assert_not_null(f);
+  cr_assert_eq(fwrite(bin, 1, len, f), len);
+  fclose(f);
+  cr_assert_eq(chmod(prog, 0755), 0);
+  free(bin);
+}
+
+/** The pattern, with its exit report armed from `source`, beside a
+ * baseline run (armed from the environment). */
+static void pattern_run_from(pattern_t *r, source_t source) {
   static const char *const names[] = {"exit.json", "api.txt", "api.json",
                                       "base.json", "out",     "err"};
-  char prog[256], env[300];
+  char prog[256], env[300], setting[300], buf[340];
   su_tmpdir(r->dir);
   su_prog(prog, sizeof(prog));
   for (int i = 0; i < 6; i++) snprintf(r->path[i], sizeof(r->path[i]), "%s/%s", r->dir, names[i]);
@@ -145,15 +184,20 @@ static void pattern_run(pattern_t *r) {
   const char *base_argv[] = {prog, "baseline", NULL};
   const char *base_env[] = {env, NULL};
   cr_assert_eq(su_run(base_argv, base_env, r->path[P_OUT], r->path[P_ERR], 30, true), 0);
-  snprintf(env, sizeof(env), "SIZECLASS_STATS=%s", r->path[P_EXIT]);
+  snprintf(setting, sizeof(setting), "SIZECLASS_STATS=%s", r->path[P_EXIT]);
+  const char *run_env[] = {NULL, NULL};
+  armed(prog, sizeof(prog), r->dir, source, setting, buf, sizeof(buf), &run_env[0]);
   const char *argv[] = {prog, "pattern", r->path[P_API_TXT], r->path[P_API_JSON], NULL};
-  cr_assert_eq(su_run(argv, base_env, r->path[P_OUT], r->path[P_ERR], 30, true), 0);
+  cr_assert_eq(su_run(argv, run_env, r->path[P_OUT], r->path[P_ERR], 30, true), 0);
   r->out = su_read(r->path[P_OUT]);
+  if (source == FROM_API) cr_assert_eq(su_said(r->out, "api"), 1, "sc_option_set refused");
   su_json_load(&r->exit_json, r->path[P_EXIT], "one");
   su_json_load(&r->api_json, r->path[P_API_JSON], "one");
   su_json_load(&r->base_json, r->path[P_BASE], "one");
   su_text_load(&r->api_text, r->path[P_API_TXT]);
 }
+
+static void pattern_run(pattern_t *r) { pattern_run_from(r, FROM_ENV); }
 
 static void pattern_free(pattern_t *r) {
   su_json_free(&r->exit_json);
@@ -401,6 +445,24 @@ Test(stats, exact_numbers_json, .timeout = 60) {
   cr_expect_eq(su_ju(&r.api_json, "docs"), 1);
   pattern_free(&r);
 }
+
+/* The same figures, threads, remote frees, a thread's exit and the
+ * adoption of its arena included, whichever source switched exact
+ * statistics on: the program's sizeclass_options string, or sc_option_set
+ * before its first allocation (the environment: above). */
+static void exact_numbers_from(source_t source) {
+  pattern_t r;
+  pattern_run_from(&r, source);
+  check_pattern_report(&r, &r.exit_json);
+  check_pattern_report(&r, &r.api_json);
+  cr_expect_eq(su_ju(&r.exit_json, "0.exact_statistics"), 1);
+  pattern_free(&r);
+}
+
+Test(stats, exact_numbers_from_the_options_string, .timeout = 60) {
+  exact_numbers_from(FROM_OPTIONS);
+}
+Test(stats, exact_numbers_from_the_api, .timeout = 60) { exact_numbers_from(FROM_API); }
 
 /* The advisor: for 64 B, every 40 B request fits a 48 B class and saves 16 B;
  * for 1024 B, every 700 B request fits 768 B and saves 256 B. The ranking is
@@ -876,13 +938,18 @@ Test(stats, frames_section, .timeout = 30) {
 
 /* ---- dumps in awkward places --------------------------------------------------------- */
 
-Test(stats, forked_child_writes_its_own_report, .timeout = 30) {
-  char dir[64], env[200], path[200], out[128];
+/* A forked child writes its own report, with its parent's blocks and its
+ * own, whichever source armed the report. */
+static void fork_case(source_t source) {
+  char dir[64], setting[200], buf[240], path[200], prog[256], out[128], err[128];
   su_tmpdir(dir);
-  snprintf(env, sizeof(env), "SIZECLASS_STATS=%s/f.%%p.json", dir);
-  const char *envv[] = {env, NULL};
-  free(run_mode(dir, "fork", envv, 0));
+  snprintf(setting, sizeof(setting), "SIZECLASS_STATS=%s/f.%%p.json", dir);
+  const char *envv[] = {NULL, NULL};
+  armed(prog, sizeof(prog), dir, source, setting, buf, sizeof(buf), &envv[0]);
   snprintf(out, sizeof(out), "%s/out", dir);
+  snprintf(err, sizeof(err), "%s/err", dir);
+  const char *argv[] = {prog, "fork", NULL};
+  cr_assert_eq(su_run(argv, envv, out, err, 30, true), 0);
   char *o = su_read(out);
   uint64_t parent = su_said(o, "pid"), child = su_said(o, "child");
   cr_assert_neq(parent, child);
@@ -890,9 +957,13 @@ Test(stats, forked_child_writes_its_own_report, .timeout = 30) {
   snprintf(path, sizeof(path), "%s/f.%" PRIu64 ".json", dir, child);
   su_json_load(&j, path, "one");
   cr_expect_eq(su_ju(&j, "0.process.pid"), child);
+  cr_expect_eq(su_ju(&j, "0.exact_statistics"), 1);
   cr_expect_eq(su_ju(&j, "0.classes.2.allocs"), 100); /* inherited from the parent */
-  cr_expect_eq(su_ju(&j, "0.classes.6.allocs"), 10);  /* its own */
+  cr_expect_eq(su_ju(&j, "0.classes.2.total_requested_bytes"), 100 * 40);
+  cr_expect_eq(su_ju(&j, "0.classes.6.allocs"), 10); /* its own */
   cr_expect_eq(su_ju(&j, "0.classes.6.live_blocks"), 10);
+  cr_expect_eq(su_ju(&j, "0.classes.6.live_requested_bytes"), 10 * 700);
+  cr_expect_eq(su_ju(&j, "0.classes.6.peak_live_blocks"), 10);
   cr_expect_eq(su_ju(&j, "0.classes.6.pages"), 1);
   cr_expect_eq(su_ju(&j, "0.arenas.live"), 1);
   su_json_free(&j);
@@ -900,11 +971,16 @@ Test(stats, forked_child_writes_its_own_report, .timeout = 30) {
   su_json_load(&j, path, "one");
   cr_expect_eq(su_ju(&j, "0.process.pid"), parent);
   cr_expect_eq(su_ju(&j, "0.classes.2.allocs"), 100);
+  cr_expect_eq(su_ju(&j, "0.classes.2.live_requested_bytes"), 100 * 40);
   cr_expect_eq(su_ju(&j, "0.classes.6.allocs"), 0);
   su_json_free(&j);
   free(o);
   cleanup(dir);
 }
+
+Test(stats, forked_child_writes_its_own_report, .timeout = 30) { fork_case(FROM_ENV); }
+Test(stats, forked_child_report_from_the_options_string, .timeout = 30) { fork_case(FROM_OPTIONS); }
+Test(stats, forked_child_report_from_the_api, .timeout = 30) { fork_case(FROM_API); }
 
 /* main returns while two threads allocate and free as fast as they can:
  * the exit dump must neither hang nor crash, and must be a whole report. */

@@ -15,6 +15,11 @@
  *                                      raise SIG, while a thread allocates 8 B
  *   stats_pattern frames               10 frames of 5 x 40 B allocated and
  *                                      freed, each closed by sc_frame_mark
+ *   (every mode)                       STATS_PATTERN_API=NAME=VALUE in the
+ *                                      environment: sc_option_set(NAME,
+ *                                      VALUE) first (prints "api 1|0"); a
+ *                                      copy of the binary may carry its own
+ *                                      sizeclass_options (see below)
  *   stats_pattern enable first|late JSON
  *                                      sc_stats_enable_exact() before any
  *                                      allocation (first) or after 10 (late),
@@ -48,6 +53,31 @@ static void *volatile sink;
 static atomic_int stop;
 
 static void say(const char *s) { (void)!write(1, s, strlen(s)); }
+
+/* Read by the library when it starts (include/sizeclass.h): empty here;
+ * tests/test_stats.c writes a copy of this program whose array holds a
+ * settings string in place of the NUL and the marker after it (the
+ * program is built with -rdynamic, so that the preloaded library sees
+ * it). */
+static const char options[256] = "\0@@SC_STATS_PATTERN_OPTIONS@@";
+const char *const sizeclass_options = options;
+
+/** STATS_PATTERN_API=NAME=VALUE: the setting through sc_option_set, before
+ * the program's first allocation (nothing here allocates). */
+static void api_setting(void) {
+  const char *v = getenv("STATS_PATTERN_API");
+  if (v == NULL) return;
+  char name[64];
+  size_t n = 0;
+  while (v[n] != 0 && v[n] != '=' && n + 1 < sizeof(name)) {
+    name[n] = v[n];
+    n++;
+  }
+  name[n] = 0;
+  bool (*set)(const char *, const char *) =
+      (bool (*)(const char *, const char *))dlsym(RTLD_DEFAULT, "sc_option_set");
+  say(set != NULL && v[n] == '=' && set(name, v + n + 1) ? "api 1\n" : "api 0\n");
+}
 
 static void say_u64(uint64_t v) {
   char buf[24];
@@ -173,6 +203,7 @@ static void *exit_now(void *arg) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "small";
+  api_setting();
   say("pid ");
   say_u64((uint64_t)getpid());
   say("\n");
