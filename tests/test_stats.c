@@ -136,8 +136,10 @@ enum { P_EXIT, P_API_TXT, P_API_JSON, P_BASE, P_OUT, P_ERR };
 
 /* Where a run's setting comes from: the environment, the program's own
  * sizeclass_options string, or sc_option_set before its first allocation
- * (stats_pattern: STATS_PATTERN_API). Every figure must be the same. */
-typedef enum { FROM_ENV, FROM_OPTIONS, FROM_API } source_t;
+ * (stats_pattern: STATS_PATTERN_API); exact statistics alone, by
+ * sc_stats_enable_exact (STATS_PATTERN_ENABLE_EXACT: the setting is not
+ * used, no exit report is armed). Every figure must be the same. */
+typedef enum { FROM_ENV, FROM_OPTIONS, FROM_API, FROM_ENABLE } source_t;
 
 /** The program to run for `setting` (NAME=VALUE) from `source` into
  * prog: the helper, or for FROM_OPTIONS a copy of it in dir whose
@@ -147,6 +149,10 @@ static void armed(char *prog, size_t cap, const char *dir, source_t source, cons
                   char *buf, size_t bufcap, const char **env) {
   su_prog(prog, cap);
   *env = NULL;
+  if (source == FROM_ENABLE) {
+    *env = "STATS_PATTERN_ENABLE_EXACT=1";
+    return;
+  }
   if (source != FROM_OPTIONS) {
     snprintf(buf, bufcap, "%s%s", source == FROM_API ? "STATS_PATTERN_API=" : "", setting);
     *env = buf;
@@ -190,8 +196,10 @@ static void pattern_run_from(pattern_t *r, source_t source) {
   const char *argv[] = {prog, "pattern", r->path[P_API_TXT], r->path[P_API_JSON], NULL};
   cr_assert_eq(su_run(argv, run_env, r->path[P_OUT], r->path[P_ERR], 30, true), 0);
   r->out = su_read(r->path[P_OUT]);
-  if (source == FROM_API) cr_assert_eq(su_said(r->out, "api"), 1, "sc_option_set refused");
-  su_json_load(&r->exit_json, r->path[P_EXIT], "one");
+  if (source == FROM_API || source == FROM_ENABLE)
+    cr_assert_eq(su_said(r->out, "api"), 1, "sc_option_set or sc_stats_enable_exact refused");
+  memset(&r->exit_json, 0, sizeof(r->exit_json));
+  if (source != FROM_ENABLE) su_json_load(&r->exit_json, r->path[P_EXIT], "one");
   su_json_load(&r->api_json, r->path[P_API_JSON], "one");
   su_json_load(&r->base_json, r->path[P_BASE], "one");
   su_text_load(&r->api_text, r->path[P_API_TXT]);
@@ -453,9 +461,9 @@ Test(stats, exact_numbers_json, .timeout = 60) {
 static void exact_numbers_from(source_t source) {
   pattern_t r;
   pattern_run_from(&r, source);
-  check_pattern_report(&r, &r.exit_json);
+  if (source != FROM_ENABLE) check_pattern_report(&r, &r.exit_json);
   check_pattern_report(&r, &r.api_json);
-  cr_expect_eq(su_ju(&r.exit_json, "0.exact_statistics"), 1);
+  cr_expect_eq(su_ju(&r.api_json, "0.exact_statistics"), 1);
   pattern_free(&r);
 }
 
@@ -463,6 +471,12 @@ Test(stats, exact_numbers_from_the_options_string, .timeout = 60) {
   exact_numbers_from(FROM_OPTIONS);
 }
 Test(stats, exact_numbers_from_the_api, .timeout = 60) { exact_numbers_from(FROM_API); }
+
+/* sc_stats_enable_exact() before the first allocation: no exit report is
+ * armed; the program's own (sc_stats_print) has the same figures. */
+Test(stats, exact_numbers_from_sc_stats_enable_exact, .timeout = 60) {
+  exact_numbers_from(FROM_ENABLE);
+}
 
 /* The advisor: for 64 B, every 40 B request fits a 48 B class and saves 16 B;
  * for 1024 B, every 700 B request fits 768 B and saves 256 B. The ranking is

@@ -17,7 +17,9 @@
  *                                      freed, each closed by sc_frame_mark
  *   (every mode)                       STATS_PATTERN_API=NAME=VALUE in the
  *                                      environment: sc_option_set(NAME,
- *                                      VALUE) first (prints "api 1|0"); a
+ *                                      VALUE) first (prints "api 1|0");
+ *                                      STATS_PATTERN_ENABLE_EXACT=1:
+ *                                      sc_stats_enable_exact() first; a
  *                                      copy of the binary may carry its own
  *                                      sizeclass_options (see below)
  *   stats_pattern enable first|late JSON
@@ -65,6 +67,11 @@ const char *const sizeclass_options = options;
 /** STATS_PATTERN_API=NAME=VALUE: the setting through sc_option_set, before
  * the program's first allocation (nothing here allocates). */
 static void api_setting(void) {
+  if (getenv("STATS_PATTERN_ENABLE_EXACT") != NULL) {
+    bool (*enable)(void) = (bool (*)(void))dlsym(RTLD_DEFAULT, "sc_stats_enable_exact");
+    say(enable != NULL && enable() ? "api 1\n" : "api 0\n");
+    return;
+  }
   const char *v = getenv("STATS_PATTERN_API");
   if (v == NULL) return;
   char name[64];
