@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # libsizeclass — one Makefile. `make` builds build/libsizeclass.{so,a};
 # `make test` installs what the tests need and runs them. Feature areas add
 # their targets in mk/*.mk (included at the end).

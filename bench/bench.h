@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench.h — what every benchmark program shares: a deterministic random
  * generator, a clock, block stamping and checking (so a broken allocator
  * cannot look fast), option parsing and the one RESULT line the runner

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cross_thread — blocks freed by a thread other than the one that made them.
  *
  *   cross_thread --mode prodcons --ops N

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cxx_game — a C++ game world's container churn through new/delete
  * (issue 10: games are mostly C++, and their allocations come from the
  * standard containers).

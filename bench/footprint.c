@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* footprint — peak and settled resident memory of a game's level cycle.
  *
  * For each level: load it (long-lived objects, --level-mb MiB, a size mix

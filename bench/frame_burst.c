@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frame_burst — the seeds' game loop.
  *
  * Every frame spawns a burst of short-lived things and updates and retires

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frame_latency — how long single malloc and free calls take inside a
  * game's frame loop after a level load (issues 10 and 22: the number a
  * frame budget feels is the slow call, not the average, and in a game most

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lifo_batch — batches of small blocks allocated, then freed in reverse
  * order, after glibc's malloc-simple benchmark (issue 10).
  *

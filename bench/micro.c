@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* micro — malloc/free pairs per size class.
  *
  * For each class size 16..1024 B: rounds of "allocate W blocks, then free

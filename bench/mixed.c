@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mixed — small blocks, large blocks (the fallback path) and realloc growth.
  *
  * Each step is one of:

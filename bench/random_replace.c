@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* random_replace — a live set where each step frees a random block and
  * allocates a new one of a random size (issue 10).
  *

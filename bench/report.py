@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """report.py — turn the runner's raw rows into bench/results/latest.md (and
 print it) and the chart latest.png. Called by scripts/bench.sh.
 

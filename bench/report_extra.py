@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """report_extra.py — tables of figures that single benchmarks report beyond
 their metric, from the EXTRA fields the runner keeps (bench/report.py calls
 these):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """report_targets.py — the issues' targets, each marked holds or missed with
 the numbers, from the main section's medians (bench/report.py calls
 all_targets). These are benchmark targets, read from one interleaved run;

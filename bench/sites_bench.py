@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """sites_bench.py — the targets of issue 12, measured (make bench-sites).
 
 Overhead: whole-process runs of frame-burst (build/bench/frame_burst) and

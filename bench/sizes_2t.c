@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sizes_2t — two threads replacing blocks of random sizes from 8 B to
  * 16 KiB, some freed by the other thread (issue 11, row 2).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stress_mt — more threads than cores, mixed sizes, realloc, and blocks
  * passed between threads through shared slots (issue 11, row 3).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* thread_churn — many short-lived threads that allocate and exit.
  *
  * B batches of T threads. Each thread allocates A blocks (16..1024 B, mostly

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* thread_rounds — rounds of short-lived threads that hand blocks to the
  * next round (issue 11, row 1).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* thread_spawn — many short-lived threads, one after another, each making
  * one block and freeing one another thread made (issue 22: a program that
  * spawns a thread per task, such as a server's or a build tool's worker).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sizeclass.h — the public face of libsizeclass.
  *
  * The same allocator that LD_PRELOAD/static linking installs as malloc is

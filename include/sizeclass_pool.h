@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sizeclass_pool.h — a typed object pool on top of libsizeclass.
  *
  * A pool hands out objects of one size and takes them back, so a game loop

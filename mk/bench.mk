@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench.mk — the benchmark suite (issue 4).
 #   make bench [QUICK=1] [RUNS=n] [ONLY=regex] [SECTIONS=main,stats,harden,footprint] [FP_RUNS=n]
 #                                                run every benchmark under glibc, jemalloc,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/deb.mk — Debian packages (issue 14).
 #   make deb        build/deb/libsizeclass$(SOMAJOR)_$(VERSION)_ARCH.deb (shared library,
 #                   sizeclass-run, sizeclass(7), sizeclass-run(1)) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/debug.mk — the library with its invariants checked (SC_DEBUG=1,
 # src/core/config.h): the slow paths validate their page and arena
 # (src/core/validate.c: at a refill, a free that leaves the fast path, the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # demo.mk — the bundled game demo (issue 5), the README's first command.
 #   make run [DEMO_ARGS="frames seed"]  build the library and the demo, run the demo under
 #                                       LD_PRELOAD=build/libsizeclass.so SIZECLASS_STATS=1

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/fuzz.mk — the libFuzzer harness tests/fuzz/fuzz_alloc.c.
 #
 #   make fuzz [FUZZ_SECONDS=60]   build $(BUILD)/fuzz/fuzz_alloc with clang

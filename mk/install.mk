@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # install.mk — installation, as users of jemalloc and mimalloc expect (issues 5, 14).
 #   make install   [PREFIX=/usr/local] [DESTDIR=] [LIBDIR=$(PREFIX)/lib] ...
 #   make uninstall (same variables): removes exactly the files install wrote

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/memcheck.mk — guard pages and the checking mode (docs/hardening.md).
 #
 #   make stress-check [STRESS_SECONDS=30]  make stress in the checking mode

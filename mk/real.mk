@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/real.mk — real, packaged test suites with libsizeclass preloaded, each
 # run twice (without the library, then with it) and required to give exactly
 # the same per-test results:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # report.mk — sizeclass-report (issue 20): the JSON report as a page, as text, and budgets.
 #   make test-report   install Chromium (scripts/ensure-deps.sh report: Debian's chromium, not
 #                      a dependency of make test), run the demo with its JSON report and sites,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/sanitize.mk — the Criterion suites under the sanitizers, link time only:
 # the library's objects are compiled with the sanitizer into each suite in
 # its own build directory; nothing instrumented is ever preloaded (a

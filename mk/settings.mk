@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # settings.mk — the settings table (src/util/settings.c, issue 19): the helper
 # programs of tests/test_settings.c and the table of docs/using.md.
 #   settings_prog         preloaded; exports sizeclass_options (-rdynamic) so the

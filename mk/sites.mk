@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # sites.mk — the helper programs of tests/test_sites.c (issue 12).
 # sites_prog exports its symbols (-rdynamic): its own _Unwind_Backtrace
 # (the test of an unwinder that allocates) must be what the preloaded

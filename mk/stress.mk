@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/stress.mk — the multithreaded torture test tests/progs/stress.c, run
 # for a bounded time with the SC_DEBUG library preloaded (mk/debug.mk: the
 # slow paths validate their pages and arenas while other threads free into

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mk/tidy.mk — clang-tidy over the library: the sources of every layer of
 # src/ (LIB_SRCS) and shim/*.c, and the headers of src/ and include/ they
 # pull in (the fast paths live in src/core/alloc.h), compiled with the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """bench-guard.py — what guard sampling and the checking mode cost.
 
 Runs frame-burst, micro (LIFO, working set 1) and micro (random order,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench-instr.sh — instructions per malloc+free pair on the micro benchmark,
 # for glibc, jemalloc, mimalloc, tcmalloc and libsizeclass in both its tiers
 # (default, and exact statistics: SIZECLASS_STATS=/dev/null), counted by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench.sh — run the benchmark suite (bench/) under glibc, jemalloc, mimalloc,
 # tcmalloc, libsizeclass and libsizeclass with SIZECLASS_STATS=/dev/null (its
 # exact-statistics tier), interleaved (A B C D E F, A B C D E F, ...) so that

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check-layers.py — the library's layers keep to their rule (src/README.md).
 
     scripts/check-layers.py [--root DIR] [--objects DIR]

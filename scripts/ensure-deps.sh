@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ensure-deps.sh WHAT — install the Debian packages WHAT needs, only when
 # missing. WHAT: test | bench | plot | report | fuzz | real | tidy | deb. Runs apt-get as root
 # (CI and the dev machines are root); elsewhere prints what to install.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # mkdeb.sh — build the Debian packages libsizeclass$SOMAJOR and
 # libsizeclass-dev from a DESTDIR staging tree (`make deb` runs it; no
 # debhelper). Environment: BUILD (the build directory, the library already

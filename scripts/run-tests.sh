@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run-tests.sh BIN... — run each Criterion suite, print one summary line
 # ("N passed, N failed") and fail if any suite failed.
 set -uo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # test-deb.sh — the Debian packages, end to end (`make test-deb`, run by CI;
 # root, on a Debian machine). Environment: BUILD, VERSION, SOMAJOR (the
 # packages are already in $BUILD/deb, made by `make deb`).

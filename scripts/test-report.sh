@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # test-report.sh — the demo's report page as a user sees it, in headless
 # Chromium (`make test-report`, run by CI; Debian's chromium, installed by
 # scripts/ensure-deps.sh report). Environment: BUILD (the library and the

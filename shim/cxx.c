@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cxx.c — C++'s operator new and operator delete, mapped onto the
  * allocator directly (Itanium C++ ABI names, x86-64).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shim.c — the C allocation API, mapped onto libsizeclass. Linked into
  * libsizeclass.so these definitions interpose on glibc's for the whole
  * process (LD_PRELOAD); linked from libsizeclass.a into an executable they

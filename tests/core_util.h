@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core_util.h — helpers shared by the core allocator suites (test_core_*.c)
  * and test_purge.c: keep the optimizer from eliding allocations, fill and
  * check byte patterns, a small PRNG, paths in the build directory and whole

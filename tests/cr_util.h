@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cr_util.h — the suites' helpers that need Criterion's assertions: a
  * shell command line that must run (sh_run) or succeed (sh_ok), a private
  * temporary directory (cr_tmp_make, cr_tmp_remove) and a file that must be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* harden_util.h — the misuse scenarios of the hardening suite. Each one
  * performs one memory-safety misuse through the plain malloc API and must
  * never return: the allocator aborts with a "sizeclass:" line. They are shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memcheck_test.h — the two kinds of death test of test_guard.c and
  * test_check.c, over the scenarios of memcheck_util.h:
  *   MC_DEATH_TEST(name): in this process (linked with libsizeclass.a, its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memcheck_util.h — the misuse scenarios of the guard pages
  * (SIZECLASS_GUARD) and the checking mode (SIZECLASS_CHECK): memory errors
  * that plain hardening cannot see (writes past a request, reads and writes

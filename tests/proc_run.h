@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proc_run.h — the one process runner of the test suites: run a program
  * (optionally with libsizeclass preloaded, extra environment entries, an
  * address-space limit), capture its stdout and stderr or send them to files,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rss.h — the one reader of this process's memory size for the tests, the
  * helper programs and the benchmarks: resident and virtual bytes from
  * /proc/self/statm. It allocates nothing and uses no stdio (open, read and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sites_util.h — helpers of tests/test_sites.c and tests/test_timeline.c:
  * run tests/progs/sites_prog (preloaded, or its statically linked twin)
  * with chosen SIZECLASS_* variables in a private directory, read back its

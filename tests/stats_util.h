@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stats_util.h — helpers of tests/test_stats.c: run a helper program
  * preloaded with chosen SIZECLASS_* variables (through proc_run.h),
  * flatten a JSON report with python3's json module (strict: it must parse)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_bench_smoke.c — the benchmark suite cannot rot: every benchmark of
  * scripts/bench.sh runs once, tiny, under LD_PRELOAD of libsizeclass and
  * must exit 0 with a RESULT line (each benchmark checks its own blocks) that

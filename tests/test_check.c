@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_check.c — the checking mode (SIZECLASS_CHECK=1): a write past the
  * request into a block's slack is found by free and by realloc; a write
  * into a freed block (its key word at offset 8, its poison at 16, its last

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_core_api.c — the allocation API of the core allocator, one entry point
  * at a time: the size-class mapping, glibc-compatible edge cases, alignment,
  * routing between the classes and glibc, LIFO reuse and non-overlap. This

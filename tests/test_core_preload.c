@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_core_preload.c — real programs under LD_PRELOAD=$SC_BUILD/libsizeclass.so,
  * each checked for the right output against a run on glibc's malloc: a
  * Python script heavy on objects, sort and gzip on a generated file, a

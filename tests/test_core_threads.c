@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_core_threads.c — the core allocator across threads: blocks freed by
  * other threads go home and are reused, short-lived threads hand their arenas
  * on (bounded footprint), and fork while other threads allocate neither

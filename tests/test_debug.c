@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_debug.c — the invariants that check themselves (SC_DEBUG builds,
  * src/core/validate.c): tests/progs/debug/corrupt, linked with the SC_DEBUG
  * archive, breaks one invariant of a page or an arena on purpose, and the

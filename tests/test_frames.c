@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_frames.c — frame statistics (sc_frame_mark): exact per-frame
  * counters for a known allocation pattern, the warm-up setting, and a
  * program that declares sc_frame_mark weak running with and without the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_guard.c — sampled guard pages (SIZECLASS_GUARD): with every
  * allocation guarded (SIZECLASS_GUARD=1), a read or write one byte past a
  * 48-byte request and a read or write of a freed block fault and are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_harden.c — misuse is caught, loudly: double free (same thread, by
  * another thread, on a remote list, after a drain, through realloc), invalid
  * free (interior, never carved, unused page, metadata) and corrupted free

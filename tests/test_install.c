@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_install.c — `make install` / `make uninstall` (mk/install.mk) into a
  * temporary prefix: the versioned shared library and its links, the static
  * library, headers, sizeclass.pc and the sizeclass-run wrapper; a program

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_layers.c — the library keeps its layers (src/README.md), checked by
  * scripts/check-layers.py on the tree and on the build's objects: the core
  * includes nothing of the features or the report and calls a feature only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_oom.c — out of memory under a lowered RLIMIT_AS: every allocation
  * entry point answers NULL/ENOMEM, the program carries on once memory is
  * freed, threads that allocate while memory is exhausted (with and without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_pool.c — the object pool (include/sizeclass_pool.h): every test of
  * the seeds' chapter 9.1 with the seed's own numbers, the chapter 7.1.6
  * triggered-collection test, and a randomized comparison against a plain

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_purge.c — memory goes back to the OS (issue 7, docs/footprint.md):
  * a freed burst settles under light load within a bounded time,
  * malloc_trim/sc_trim return everything at once, exited threads' memory is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_report.c — scripts/sizeclass-report as a user meets it, without a
  * browser (make test-report adds the browser): its text form is the
  * library's own, byte for byte, for the same moment of one process; every

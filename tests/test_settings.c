@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_settings.c — the one table of settings (src/util/settings.c, issue 19):
  * every documented behaviour works the same whether a setting comes from
  * the environment, the program's sizeclass_options string or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_sites.c — allocation sites (SIZECLASS_SITES, docs/stats.md "Sites"):
  * exact counts, waste and leaks of known call sites at rate 1, with their
  * names, in the preloaded and the statically linked library; the top site

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_stats.c — the statistics report (issue 3, docs/stats.md).
  *
  * Exact numbers come from tests/progs/stats_pattern run under LD_PRELOAD:

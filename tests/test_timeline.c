@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_timeline.c — the frame timeline (SIZECLASS_FRAME_HISTORY) and the
  * steady-state check (SIZECLASS_FRAME_CHECK, sc_frame_expect_steady), on
  * `sites_prog frames`: ten marked frames of class 64 blocks, the load in

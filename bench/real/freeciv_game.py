@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """freeciv_game.py — a real turn-based strategy game playing an AI-only match
 headless, for run_real.py (issue 10's "real game").
 

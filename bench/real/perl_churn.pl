@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # perl_churn.pl N — hash, array and string churn in Perl (Debian's perl uses
 # the system malloc for everything): records created and dropped in random
 # order, strings built piecewise, arrays sorted and spliced. Checks its own

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """py_churn.py N — object churn in CPython: small class instances, dicts,
 lists, tuples and strings created and dropped in random order (like a game
 server's entity table). Checks its own results and exits 1 on a mismatch.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """redis_kv.py — an in-memory key-value server under load, for run_real.py
 (issue 10's "key-value server").
 

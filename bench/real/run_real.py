@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """run_real.py NAME SIZE — run one real-program benchmark under the allocator
 named by $BENCH_PRELOAD (a path for LD_PRELOAD; empty = glibc) and print the
 RESULT line the runner reads.

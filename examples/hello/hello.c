@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hello.c — the smallest program that uses libsizeclass: it asks whether
  * its own malloc is the library's. Exit status 0 when it is, 1 when not.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* board.c — the merge board: tiles are placed on random empty cells; three
  * or more connected tiles of one level merge into one tile of the next
  * level, which may merge again (a combo). Merging level-7 tiles makes a

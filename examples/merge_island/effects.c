@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* effects.c — what the player sees react to the board: particle bursts
  * (from an sc_pool, the seeds' object pool), floating texts that rise and
  * fade, and drops that fall, bounce and are collected. Texts and drops are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* game.h — the merge-island demo: a small merge game's loop, allocating the
  * way such games do. Tiles, floating texts and drops are plain malloc/free
  * objects; effect particles come from an sc_pool; a per-frame event queue

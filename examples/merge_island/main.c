@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c — the merge-island game loop: place tiles, resolve merges, react
  * with effects, move everything, mark the frame. Prints a short summary
  * with a checksum of the whole run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* options.c — sc_option_set(): the program sets a SIZECLASS_* setting while
  * it runs. The value goes through the reader of the environment and of
  * `sizeclass_options` (settings.c: the same parser, the same warning and

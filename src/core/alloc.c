@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloc.c — the allocation API on top of the fast paths: calloc, realloc,
  * aligned allocation, usable size, and the public sc_* names. */
 #include "core/alloc.h"

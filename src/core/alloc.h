@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* alloc.h — the malloc and free fast paths, inlined into both the public
  * sc_* functions and the interposed malloc/free.
  *

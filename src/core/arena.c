@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* arena.c — thread-local arenas: how a thread gets one, the allocation slow
  * path (drain remote frees, next page, new page), what a free does when the
  * fast path cannot finish it (full, trapped and emptied pages; other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config.h — every compile-time constant and option of libsizeclass, in one
  * visible block. */
 #ifndef SC_CONFIG_H

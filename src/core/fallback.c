@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fallback.c — the route to the system allocator (glibc) for requests the
  * classes do not serve and for pointers the classes did not make. glibc
  * exports its allocator as __libc_*, so no dlsym is needed on this path.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* feature_bits.h — which optional features are on in this process: one
  * word, decided once when the process starts (sc__init → the features'
  * decision) and read by the core's slow paths, the features and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* harden.c — the messages and aborts of misuse detection: every
  * "sizeclass: invalid free / double free / corrupted free list" line the
  * core prints, the reports the fast paths jump to included. They format

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* init.c — process-wide bootstrap: the secrets, which optional features are
  * on (seam.c), fork handlers, the constructor. Everything here is safe to run from inside the first
  * malloc, whichever library or thread makes it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* internal.h — the types shared by the allocator's files (src/core/) and
  * the functions each core file offers the others and the features. Names:
  * sc_ is public (include/), sc__ is internal but shared between files,

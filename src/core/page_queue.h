@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* page_queue.h — doubly linked lists of page descriptors: the class queues
  * (arena.c) and the idle lists (purge.c). Linking only; callers keep the
  * page's `queued` flag. */

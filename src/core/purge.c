@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* purge.c — giving memory back to the OS in small steps (docs/footprint.md).
  *
  * A page whose blocks are all free is noticed by the free that empties it

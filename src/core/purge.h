@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* purge.h — giving memory back to the OS (docs/footprint.md).
  *
  * Pages whose blocks are all free leave their class queue for the arena's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* seam.h — the one place where optional features plug into allocation:
  * the hooks the core declares and calls, and features/seam.c implements.
  * The core calls nothing else of features/ (scripts/check-layers.py checks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* segment.c — segments: size-aligned runs of pages, the process-wide
  * bitmap that answers "is this pointer ours?" in O(1) from its address,
  * and walks over an arena's pages that are safe against unmapping. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* size_class.c — the lookup table behind sc__class_of. */
 #include "core/size_class.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* size_class.h — the mapping from request size to size class (the table
  * is size_class.c's). Constants and arithmetic only: the report reads it
  * too (snapshot.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* snapshot.h — everything the report layer (src/report/) reads, and the
  * only header of the core it includes: the statistics snapshot the core
  * sums (stats.c), and the read-only views of what the features record

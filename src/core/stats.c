@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stats.c — the statistics snapshot: every arena's per-class counters summed
  * into one struct sc_stats, with the fallback, arena, frame, purge and
  * process figures beside them. Reads only; never allocates, never blocks

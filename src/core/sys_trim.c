@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sys_trim.c — when the system allocator gives memory back.
  *
  * Once the size classes serve every request of 1024 B or less, glibc's

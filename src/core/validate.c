@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* validate.c — the invariants of a page and of an arena, checked by
  * themselves in SC_DEBUG builds (config.h: the sanitizer and stress
  * builds). The slow paths call sc_validate_page and sc_validate_arena

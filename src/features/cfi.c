@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cfi.c — the DWARF call-frame rule at a code address (cfi.h).
  *
  * libgcc finds the frame description entry (FDE) that covers an address

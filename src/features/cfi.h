@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cfi.h — how to step from a frame to its caller at a given code address,
  * read once from the DWARF call-frame information (.eh_frame) and cached:
  * what lets stack.c walk a stack in a few nanoseconds per frame instead of

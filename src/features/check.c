@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check.c — the checking mode (check.h; docs/hardening.md, "Checking mode").
  *
  * A class block's life in this mode:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check.h — the checking mode (SIZECLASS_CHECK=1; docs/hardening.md).
  *
  * Every class block remembers its requested size (the requested-size

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* exact.c — the exact tier's out-of-line parts (exact.h): a new peak, and
  * the sums a snapshot reads. The per-call accounting is inline, on the
  * exact tier's own fast paths and in the seam's hooks (seam.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* exact.h — exact per-request statistics (docs/stats.md, "exact tier"):
  * requested bytes live, total and at peak, the request-size histogram, and
  * the requested size of every block, per arena and class. Kept only while

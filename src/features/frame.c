@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frame.c — allocator-wide frame statistics (sc_frame_mark).
  *
  * A frame is the span between two marks; the first frame runs from the

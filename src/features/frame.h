@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frame.h — allocator-wide frame statistics (sc_frame_mark). The frame
  * module fills this; the stats report prints it. */
 #ifndef SC_FRAME_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frame_check.c — the steady-state check (frame_check.h).
  *
  * A game's CI wants to assert "after the level loads, nothing new is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frame_check.h — the steady-state check (SIZECLASS_FRAME_CHECK,
  * sc_frame_expect_steady): after the warm-up, a frame that carves a fresh
  * block (one never handed out before) is reported, once per class or by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard.c — sampled guard pages (guard.h; docs/hardening.md, "Guard pages").
  *
  * The pool is one PROT_NONE mapping of 2 * slots + 1 OS pages: guard, data

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard.h — sampled guard pages (SIZECLASS_GUARD=<n>; docs/hardening.md).
  *
  * About one class-sized allocation in n, drawn by the thread's countdown

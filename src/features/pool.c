@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool.c — the typed object pool of include/sizeclass_pool.h (the seeds'
  * chapter 9.1 pool with 7.1.6 triggered collection), O(1) per operation.
  *

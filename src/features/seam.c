@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* seam.c — where a malloc goes when the thread's countdown runs out, where
  * a free goes when a feature sees every free (seam.h), and the decision of
  * which features are on.

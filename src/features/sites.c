@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sites.c — allocation sites (sites.h): the settings, the per-thread
  * sampler, the site table, and what a sampled allocation and its free do.
  *

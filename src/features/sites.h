@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sites.h — allocation sites (SIZECLASS_SITES, docs/stats.md "Sites"):
  * which call stacks allocate each class, sampled by bytes (a per-thread
  * countdown drawn from an exponential distribution, as tcmalloc and

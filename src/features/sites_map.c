@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sites_map.c — the sampled blocks that are still live, by address, so that
  * a free can take its block out of its site's live count (sites.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stack.c — stack walking for allocation sites (stack.h).
  *
  * libgcc's _Unwind_Backtrace walks the stack from the DWARF call-frame

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stack.h — the call stack of an allocation, without allocating: the
  * program's frames above the library's own, as code addresses. */
 #ifndef SC_STACK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline.c — the frame timeline (timeline.h).
  *
  * At each sc_frame_mark the class figures are summed over every arena

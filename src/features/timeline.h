@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline.h — the frame timeline: per class, the figures of each of the
  * last SIZECLASS_FRAME_HISTORY frames (default 600), kept in an mmap'd ring
  * by sc_frame_mark (frame.c), and the frame in progress. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* text_begin.c — the library's first object: it opens the code labels of
  * text_mark.h. */
 #include "mark/text_mark.h"

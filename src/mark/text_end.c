@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* text_end.c — the library's last object: it closes the code labels of
  * text_mark.h. */
 #include "mark/text_mark.h"

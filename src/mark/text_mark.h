@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* text_mark.h — the labels that bracket the library's code in each section
  * where GCC puts code: .text, and .text.unlikely, .text.hot, .text.startup
  * and .text.exit (cold, hot, constructor and exit code). text_begin.c, the

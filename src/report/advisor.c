@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* advisor.c — what the power-of-two classes cost, and what an intermediate
  * class would have saved. Between S/2 and S (S = 64 ... 1024) an extra
  * class of 3S/4 (48, 96, 192, 384, 768 B: all multiples of 16, so blocks

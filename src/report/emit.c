@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emit.c — the report emitter: text tables and JSON from the same calls,
  * formatted by hand into a fixed buffer flushed with write(2). Nothing
  * here allocates, locks or touches errno-visible state beyond write. */

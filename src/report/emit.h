@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* emit.h — one emitter renders the statistics report as an aligned text
  * table or as JSON. The report describes its sections, key/value pairs and
  * tables once; the emitter decides how each looks, so the two forms show

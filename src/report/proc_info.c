@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proc_info.c — whose report it is (proc_info.h). Everything is read from
  * /proc/self with open/read/readlink and clock_gettime, all
  * async-signal-safe, into the caller's buffers. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proc_info.h — whose report it is: the process's pid, parent, program,
  * command line and start time, read when a report is written (from
  * /proc/self, with async-signal-safe calls only: no allocation, no lock),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report.c — what the statistics report says, in which order, under which
  * keys and headers (docs/stats.md). It describes each section once to the
  * emitter (emit.c), which renders text or JSON from the same values. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report.h — the statistics report's face inside the report layer and to
  * the API: the report (report.c, with its sites and timeline sections), the
  * intermediate-class advisor (advisor.c) and the exit/signal dump

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_sites.c — who allocates each class: the sites section of the
  * statistics report, and the folded stacks (report_sites.h).
  *

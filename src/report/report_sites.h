@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_sites.h — the allocation sites in the statistics report (text and
  * JSON, through the one emitter), and as folded stacks for flame graphs. */
 #ifndef SC_REPORT_SITES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_timeline.c — the report's frame timeline section (report.h): the
  * frames features/timeline.c keeps, read through core/snapshot.h, as one
  * JSON table of every kept frame (with per-class lists) or, in text, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stats_dump.c — the report at exit (atexit) and on a signal, armed from
  * the SIZECLASS_STATS* settings (settings.c) when the library loads, and
  * again when sc_option_set() changes one.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diag.h — one diagnostic line built in a fixed buffer on the stack and
  * written with write(2): no stdio, no malloc, no locks, so the guard pages'
  * fault handler (async-signal-safe) and the checking mode can both use it

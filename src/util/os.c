@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* os.c — every call into the operating system's memory, time and output
  * services lives here (os.h), so the rest of the library never sees mmap
  * or errno. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* os.h — every call into the operating system's memory, time and output
  * services (os.c), for every layer: the rest of the library never sees
  * mmap, clock_gettime, write or errno (each call keeps errno as it was). */

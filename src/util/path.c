@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* path.c — file names the user gives the library, with %p for the pid
  * (path.h). */
 #include "util/path.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* path.h — file names the user gives the library (the report, folded
  * stacks): "%p" stands for the process's pid, so that every process of a
  * program that forks or runs its children with the same environment writes

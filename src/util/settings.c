@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* settings.c — the table of every SIZECLASS_* setting, and the one reader
  * (settings.h). mimalloc's options.c is the model: one declaration per
  * setting (name, kind, range, default, what a bad value gets, one line of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* settings.h — every SIZECLASS_* setting, declared once (settings.c), and
  * the one reader that serves the environment, the program's
  * `sizeclass_options` string and sc_option_set() alike (DESIGN.md 11).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symbolize.c — code addresses to object, offset and function (symbolize.h).
  *
  * 1. The object: glibc's _dl_find_object (2.35 and later; lock-free and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symbolize.h — names for code addresses, for reports: the object (program
  * or shared library) an address lies in, its offset there (what addr2line
  * takes), and the function around it. Never allocates: objects are found

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_alloc.c — libFuzzer harness: the input is a program of allocation
  * calls (malloc, calloc, realloc, memalign, posix_memalign, aligned_alloc,
  * free, and frees/allocations on a second thread) over 64 slots and sizes

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Write the seed corpus of fuzz_alloc (tests/fuzz/corpus/) deterministically.
 
 Each operation is 5 bytes: op, slot, size lo, size hi, extra (see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core_ctor.c — allocation before libsizeclass's constructor has run. The
  * executable's .preinit_array runs before every shared library's
  * constructor, the preloaded allocator's included: from there we create

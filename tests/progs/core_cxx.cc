@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // core_cxx.cc — a C++ program for the preload tests: threads build batches
 // of std::map<std::string, std::vector<int>>, hand them to whichever thread
 // takes them next (so most are destroyed by another thread), and sum their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core_mt.c — a multithreaded C program for the preload tests: T threads
  * each make M records (malloc, calloc or realloc'd, 1..1500 B of pattern),
  * pass them to the next thread, which checks and frees them. Output is

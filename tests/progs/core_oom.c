@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* core_oom.c — allocation when the OS refuses memory (run under a low
  * RLIMIT_AS). It allocates until malloc returns NULL, checks that the
  * failure says ENOMEM, that every block it got is intact, frees them all,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // cxx_new.cc — C++'s operator new and delete under the preloaded library
 // (shim/cxx.c): every form hands out the allocator's blocks, and what the
 // allocator cannot serve takes the language's way (the new_handler, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frames_weak.c — a game-loop-shaped program that calls sc_frame_mark()
  * through a weak reference, built WITHOUT libsizeclass. Run plainly, the
  * marks are skipped; run with LD_PRELOAD=libsizeclass.so, they reach the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard_rate — `guard_rate N`: N allocations of 48 bytes, each freed at
  * once, under LD_PRELOAD=libsizeclass.so with SIZECLASS_GUARD set by the
  * test; prints "guarded G first F": how many came from the guard pool (a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* harden_misuse — run one misuse scenario of tests/harden_util.h under
  * LD_PRELOAD=libsizeclass.so: `harden_misuse NAME`. Before the misuse it
  * prints the address the abort message will name (hex, one line) so that

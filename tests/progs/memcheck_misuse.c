@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* memcheck_misuse — run one scenario of tests/memcheck_util.h under
  * LD_PRELOAD=libsizeclass.so with the mode's variables set by the test:
  * `memcheck_misuse NAME`. Before the error it prints what the message will

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* oom_carry_on — out of memory is an answer, not a crash. Run under
  * LD_PRELOAD=libsizeclass.so:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* other_alloc_user.c — a program linked with another allocator's library
  * (tests/progs/lib/other_alloc.c), run with libsizeclass preloaded: the
  * system route's usable-size lookups and malloc_trim must reach glibc, not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* purge_burst — the footprint scenario under LD_PRELOAD=libsizeclass.so, so
  * that settings come from the environment at load time and malloc_trim is
  * the exported one: `purge_burst MIB MAX_MS`.

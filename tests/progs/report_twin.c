@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_twin.c — one process, its report in both forms, for
  * tests/test_report.c: scripts/sizeclass-report text renders the JSON
  * form, and the result must be the library's own text form of the same

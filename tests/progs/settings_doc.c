@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* settings_doc.c — print the table of settings (src/util/settings.c) as the
  * Markdown table of docs/using.md: one row per setting, from the
  * declarations themselves. `make settings-doc` puts it into docs/using.md

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* settings_prog.c — the helper of tests/test_settings.c: a program whose
  * settings come from any of the three sources, and that treats its stdout
  * and stderr the way real programs do.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sites_prog.c — allocation patterns with known call sites, for
  * tests/test_sites.c. Runs under LD_PRELOAD=libsizeclass.so (or, built as
  * sites_static, linked with libsizeclass.a) with SIZECLASS_SITES and

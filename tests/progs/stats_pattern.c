@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stats_pattern.c — allocation patterns with known statistics, for
  * tests/test_stats.c. Run under LD_PRELOAD=libsizeclass.so with the
  * SIZECLASS_STATS* variables set; it prints nothing through stdio (stdio

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stress — a time-bounded multithreaded torture test, run under
  * LD_PRELOAD=libsizeclass.so (`make stress STRESS_SECONDS=30`).
  *

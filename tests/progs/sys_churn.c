@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sys_churn.c — the system route's memory under libsizeclass (issue 11):
  * blocks above 1024 B go to glibc, whose heaps then hold nothing else.
  *

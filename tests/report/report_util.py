@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """report_util.py — helpers of tests/test_report.c (and of make test-report):
 reports to feed scripts/sizeclass-report, and checks of what it made.
 

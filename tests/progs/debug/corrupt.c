@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* corrupt.c — break one invariant of the allocator's state on purpose and
  * let the SC_DEBUG library (mk/debug.mk, linked in) find it at its next
  * slow path: tests/test_debug.c expects one "sizeclass: assertion failed:"

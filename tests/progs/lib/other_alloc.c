@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* other_alloc.c — libother_alloc.so, a stand-in for another allocator that
  * a program links (as Debian's redis links jemalloc): it defines
  * malloc_usable_size and malloc_trim, and neither may ever be asked about a

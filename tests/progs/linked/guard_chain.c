@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard_chain — linked with libsizeclass.a (the library is in the program,
  * so a constructor of the program's with an early priority runs before the
  * library starts and installs its fault handler). SIZECLASS_GUARD comes
