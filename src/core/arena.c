@@ -165,7 +165,7 @@ void sc__page_after_free(sc_page_t *page) {
   if (page->used & SC_USED_SLOW) {
     if (page->queued) { /* a purge trap on the class head (purge.c) */
       sc__purge_poll(a);
-      sc_validate_page(page);
+      sc_validate_page_if_active(page);
       return;
     }
     /* The page was full and out of its queue: it has room again. */
@@ -178,7 +178,7 @@ void sc__page_after_free(sc_page_t *page) {
    * page: it waits in the idle list until a class needs a page or the
    * purge delay passes. */
   if (page->used == 0 && page->queued) sc__purge_page_emptied(a, page);
-  sc_validate_page(page); /* it changed lists: the arena's too */
+  sc_validate_page_if_active(page); /* it changed lists: the arena's too */
   sc_validate_arena(a, false);
 }
 
@@ -235,7 +235,7 @@ static sc_always_inline void drain_list(sc_arena_t *a, uintptr_t head, bool exac
     head = (uintptr_t)next;
     /* The end of a run of one page's blocks. */
     if (SC_DEBUG && (head == 0 || sc__page_of(sc__segment_of(head), head) != page))
-      sc_validate_page(page);
+      sc_validate_page_if_active(page);
   }
 }
 

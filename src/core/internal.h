@@ -464,12 +464,17 @@ void sc__arena_validate(const sc_arena_t *a, bool pages);
 sc_noreturn sc_cold void sc__assert_fail(const char *expr, const char *file, unsigned line);
 #define sc_assert(cond) (sc_likely(cond) ? (void)0 : sc__assert_fail(#cond, __FILE__, __LINE__))
 #define sc_validate_page(page) sc__page_validate(page)
+/* After a purge poll: the step may have returned the page itself (a
+ * trapped class head that emptied, under a requested purge). */
+#define sc_validate_page_if_active(page) \
+  ((page)->state == SC_PAGE_ACTIVE ? sc__page_validate(page) : (void)0)
 #define sc_validate_arena(a, pages) sc__arena_validate((a), (pages))
 #else
 /* Nothing at all: an assertion's condition is not even evaluated (the
  * validators' arguments are plain variables). */
 #define sc_assert(cond) ((void)sizeof(!(cond)))
 #define sc_validate_page(page) ((void)(page))
+#define sc_validate_page_if_active(page) ((void)(page))
 #define sc_validate_arena(a, pages) ((void)(a), (void)(pages))
 #endif
 
