@@ -212,11 +212,11 @@ typedef struct {
 
 static size_t round_os(size_t n) { return (n + SC_OS_PAGE - 1) & ~(size_t)(SC_OS_PAGE - 1); }
 
-/** Bytes of p (and of its record: map and requested sizes, when kept)
- * that blocks ever touched. */
+/** Bytes of p (and of its record, when pages have one: the wide map
+ * entries, state and requested size) that blocks ever touched. */
 static size_t touched_bytes(const sc_page_t *p) {
   size_t fresh = sc__page_fresh(p);
-  size_t record = sc__req_arrays ? round_os(fresh) + round_os(fresh * sizeof(uint16_t)) : 0;
+  size_t record = sc__req_arrays ? round_os(fresh << SC_MAP_WIDE_SHIFT) : 0;
   return round_os(fresh << p->shift) + record;
 }
 
