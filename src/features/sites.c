@@ -497,11 +497,13 @@ static void fork_parent(void) { fork_release(false); }
 static void fork_child(void) { fork_release(true); }
 
 /* Registered from a constructor, not from inside the first malloc:
- * pthread_atfork allocates. The earliest priority: linked statically, the
+ * pthread_atfork allocates. Always: sc_option_set may switch sites on
+ * after this (before the first allocation), and the handlers do nothing
+ * while they are off. The earliest priority: linked statically, the
  * library decides its features before the program's own constructors run,
  * so that their first allocations are recorded even when they are large
  * (a class allocation decides them itself). */
 __attribute__((constructor(101))) static void sites_on_load(void) {
   sc__init();
-  if (sc__sites_on()) pthread_atfork(fork_prepare, fork_parent, fork_child);
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
