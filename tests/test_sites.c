@@ -298,6 +298,27 @@ Test(sites, folded_stacks_for_flame_graphs) {
   sp_free(&r);
 }
 
+/* A folded-stack path that cannot be written: one warning naming the
+ * setting that chose it and the path; the program runs on. */
+Test(sites, an_unwritable_folded_path_is_named) {
+  const char *named[] = {"SIZECLASS_SITES=1", "SIZECLASS_SITES_FORMAT=folded",
+                         "SIZECLASS_SITES_FOLDED=/nonexistent-sc-dir/x.folded", NULL};
+  sp_expect_err("exact", NULL, named, 0,
+                "sizeclass: SIZECLASS_SITES_FOLDED=\"/nonexistent-sc-dir/x.folded\": cannot "
+                "write the folded stacks to /nonexistent-sc-dir/x.folded; no folded stacks\n");
+  const char *beside[] = {"SIZECLASS_SITES=1", "SIZECLASS_SITES_FORMAT=folded",
+                          "SIZECLASS_STATS=/nonexistent-sc-dir/r.json", NULL};
+  sp_run_t r;
+  sp_run(&r, false, "exact", NULL, beside);
+  cr_expect_eq(r.rc, 0, "%s", r.err);
+  cr_expect_not_null(strstr(r.err,
+                            "sizeclass: SIZECLASS_SITES_FORMAT=\"folded\": cannot write "
+                            "the folded stacks to /nonexistent-sc-dir/r.json.folded; no "
+                            "folded stacks\n"),
+                     "%s", r.err);
+  sp_free(&r);
+}
+
 Test(sites, off_they_are_not_tracked) {
   sp_run_t r;
   su_json_t j;

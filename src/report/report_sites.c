@@ -453,7 +453,14 @@ static void folded_at_exit(void) {
     return;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    sc__setting_warn(SC_SET_SITES_FORMAT, "cannot write the folded stacks there",
+    /* Name the setting that chose the path, and the path. */
+    static const char lead[] = "cannot write the folded stacks to ";
+    char problem[sizeof(lead) + sizeof(path)];
+    size_t len = strlen(path);
+    memcpy(problem, lead, sizeof(lead) - 1);
+    memcpy(problem + sizeof(lead) - 1, path, len + 1);
+    bool named = sc__setting_text(SC_SET_SITES_FOLDED)[0] != 0;
+    sc__setting_warn(named ? SC_SET_SITES_FOLDED : SC_SET_SITES_FORMAT, problem,
                      "no folded stacks");
     return;
   }
