@@ -303,6 +303,33 @@ Test(settings, a_reused_fd_2_does_not_get_the_report, .timeout = 60) {
   }
 }
 
+/* The same for a report to stdout: a program that closes stdout, or
+ * reuses fd 1 for a file of its own, still gets it where stdout was. */
+Test(settings, a_report_to_stdout_survives_a_closed_or_reused_fd_1, .timeout = 60) {
+  fresh_dir();
+  char data[128];
+  snprintf(data, sizeof(data), "%s/data", dir);
+  const char *const env[] = {"SIZECLASS_STATS=stdout", NULL};
+  const char *const closed[] = {"close-stdout", NULL};
+  const char *const reused[] = {"reuse-stdout", data, NULL};
+  for (int linked = 0; linked < 2; linked++) {
+    run_t r;
+    run(&r, linked, NULL, env, closed);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strncmp(r.out, HELLO, strlen(HELLO)) == 0, "the program's output first: %s", r.out);
+    cr_expect_eq(reports(r.out, "exit"), 1, "%s", r.out);
+    run_free(&r);
+    run(&r, linked, NULL, env, reused);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    char *d = su_read(data);
+    cr_assert_not_null(d);
+    cr_expect_str_eq(d, "data\n", "the program's file holds only its data");
+    cr_expect_eq(reports(r.out, "exit"), 1, "%s", r.out);
+    free(d);
+    run_free(&r);
+  }
+}
+
 /** s starts with `first` and then holds one JSON report that parses. */
 static void expect_output_then_json(const char *s, const char *first) {
   cr_assert(strncmp(s, first, strlen(first)) == 0, "the program's output first: %s", s);

@@ -963,7 +963,8 @@ static void fork_case(source_t source) {
   armed(prog, sizeof(prog), dir, source, setting, buf, sizeof(buf), &envv[0]);
   snprintf(out, sizeof(out), "%s/out", dir);
   snprintf(err, sizeof(err), "%s/err", dir);
-  const char *argv[] = {prog, "fork", NULL};
+  /* sc_stats_enable_exact arms no exit report: each process prints its own. */
+  const char *argv[] = {prog, "fork", source == FROM_ENABLE ? dir : NULL, NULL};
   cr_assert_eq(su_run(argv, envv, out, err, 30, true), 0);
   char *o = su_read(out);
   uint64_t parent = su_said(o, "pid"), child = su_said(o, "child");
@@ -996,6 +997,7 @@ static void fork_case(source_t source) {
 Test(stats, forked_child_writes_its_own_report, .timeout = 30) { fork_case(FROM_ENV); }
 Test(stats, forked_child_report_from_the_options_string, .timeout = 30) { fork_case(FROM_OPTIONS); }
 Test(stats, forked_child_report_from_the_api, .timeout = 30) { fork_case(FROM_API); }
+Test(stats, forked_child_with_sc_stats_enable_exact, .timeout = 30) { fork_case(FROM_ENABLE); }
 
 /* main returns while two threads allocate and free as fast as they can:
  * the exit dump must neither hang nor crash, and must be a whole report. */

@@ -118,10 +118,17 @@ int main(int argc, char **argv) {
     fclose(stderr);
     return 0;
   }
-  if (strcmp(mode, "reuse-stderr") == 0 && arg != NULL) {
-    close(2);
+  if (strcmp(mode, "close-stdout") == 0) {
+    printf("hello from the program\n");
+    fclose(stdout);
+    return 0;
+  }
+  if ((strcmp(mode, "reuse-stderr") == 0 || strcmp(mode, "reuse-stdout") == 0) && arg != NULL) {
+    int which = mode[6] == 'o' ? 1 : 2; /* reuse-stdout: fd 1 */
+    if (which == 1) fflush(stdout);
+    close(which);
     int fd = open(arg, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd != 2) return 4;
+    if (fd != which) return 4;
     if (write(fd, "data\n", 5) != 5) return 5;
     return 0;
   }

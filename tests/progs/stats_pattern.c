@@ -9,7 +9,8 @@
  *                                      through sc_stats_print
  *   stats_pattern baseline             the same threads, no pattern
  *   stats_pattern small                10 x 40 B, 5 of them freed
- *   stats_pattern fork                 100 x 40 B, then a child adds 10 x 700 B
+ *   stats_pattern fork [DIR]           100 x 40 B, then a child adds 10 x 700 B
+ *                                      (DIR: each prints its report there)
  *   stats_pattern busy                 exit while two threads allocate
  *   stats_pattern exit-thread          a second thread calls exit()
  *   stats_pattern signal SIG           phase 1, raise SIG twice, phase 2,
@@ -45,6 +46,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -223,6 +225,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(mode, "fork") == 0) {
+    /* With a DIR, each process also prints its own report (JSON) into
+     * DIR/f.PID.json through sc_stats_print: for sc_stats_enable_exact,
+     * which arms no exit report. */
+    const char *dir = argc > 2 ? argv[2] : NULL;
+    char path[512];
     alloc_n(r40, 100, 40);
     pid_t pid = fork();
     if (pid == 0) {
@@ -230,10 +237,18 @@ int main(int argc, char **argv) {
       say_u64((uint64_t)getpid());
       say("\n");
       alloc_n(r700, 10, 700);
+      if (dir != NULL) {
+        snprintf(path, sizeof(path), "%s/f.%d.json", dir, (int)getpid());
+        api_print(path, 1);
+      }
       exit(0);
     }
     int status = 0;
     waitpid(pid, &status, 0);
+    if (dir != NULL) {
+      snprintf(path, sizeof(path), "%s/f.%d.json", dir, (int)getpid());
+      api_print(path, 1);
+    }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 9;
   }
   if (strcmp(mode, "busy") == 0) {
