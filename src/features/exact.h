@@ -60,7 +60,7 @@ static inline void *sc__exact_alloc_in(sc_arena_t *a, const sc_page_t *page, voi
  * anything, and the map would be read again). */
 static inline void *sc__exact_alloc(sc_arena_t *a, const sc_page_t *page, void *b, uint8_t *map,
                                     size_t i, size_t g, unsigned c, size_t n) {
-  uint16_t *slot = (uint16_t *)(map + 2) + (i << (SC_MAP_WIDE_SHIFT - 1));
+  uint16_t *slot = sc__req_slot_at(map + (i << SC_MAP_WIDE_SHIFT));
   return sc__exact_alloc_in(a, page, b, slot, &a->exact.hist[g], c, n);
 }
 
@@ -78,9 +78,8 @@ static inline void sc__exact_alloc_any(sc_arena_t *a, const sc_page_t *page, voi
 static inline void sc__exact_free(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
   sc_exact_t *x = &a->exact;
   unsigned c = page->class_idx;
-  size_t i = sc__map_index(p, page->shift);
   x->headroom[c]++;
-  x->req_freed[c] += ((const uint16_t *)(page->map + 2))[i << (SC_MAP_WIDE_SHIFT - 1)];
+  x->req_freed[c] += *sc__req_slot_local(page, p);
 }
 
 /** Account a free by arena me of block p of another arena's page (the

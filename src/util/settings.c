@@ -289,7 +289,14 @@ static bool parse_decimal(const char *v, bool bytes, uint64_t *out) {
   return true;
 }
 
-sc_setting_state_t sc__setting_parse(sc_setting_id_t id, const char *v, uint64_t *out) {
+/** The signal named by value ("USR2", "SIGUSR2", "usr2", "12", "RTMIN+3");
+ * 0 when unknown or unsuitable (a fault signal, KILL, STOP). */
+static int signal_of(const char *value);
+
+/** Parse value as setting id would be (no warning, nothing stored):
+ * SC_SETTING_GIVEN with *out set, SC_SETTING_UNSET for an empty value, or
+ * SC_SETTING_BAD. */
+static sc_setting_state_t setting_parse(sc_setting_id_t id, const char *v, uint64_t *out) {
   const sc_setting_t *s = &sc__settings[id];
   const size_t n_on = sizeof(on_words) / sizeof(on_words[0]);
   const size_t n_off = sizeof(off_words) / sizeof(off_words[0]);
@@ -324,7 +331,7 @@ sc_setting_state_t sc__setting_parse(sc_setting_id_t id, const char *v, uint64_t
       *out = SC_SETTING_PATH;
       return SC_SETTING_GIVEN;
     case SC_KIND_SIGNAL:
-      n = (uint64_t)sc__signal_of(v);
+      n = (uint64_t)signal_of(v);
       if (n == 0) return SC_SETTING_BAD;
       *out = n;
       return SC_SETTING_GIVEN;
@@ -357,7 +364,7 @@ static int small_number(const char *s) {
   return n ? v : -1;
 }
 
-int sc__signal_of(const char *value) {
+static int signal_of(const char *value) {
   const char *s = value;
   if (strncasecmp(s, "SIG", 3) == 0) s += 3;
   int n = small_number(s);
@@ -526,7 +533,7 @@ sc_setting_state_t sc__setting_store(sc_setting_id_t id, const char *v) {
   const sc_setting_t *s = &sc__settings[id];
   uint64_t parsed = s->def;
   size_t n = strlen(v);
-  sc_setting_state_t st = n < TEXT_CAP ? sc__setting_parse(id, v, &parsed) : SC_SETTING_BAD;
+  sc_setting_state_t st = n < TEXT_CAP ? setting_parse(id, v, &parsed) : SC_SETTING_BAD;
   if (n >= TEXT_CAP) n = TEXT_CAP - 1;
   memcpy(text[id], v, n);
   text[id][n] = 0;

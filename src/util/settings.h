@@ -100,14 +100,19 @@ typedef enum {
   SC_SETTING_BAD = 2,   /* given, refused with a warning: its fallback */
 } sc_setting_state_t;
 
-/* Values of the enumerated settings. */
-enum { SC_STATS_OFF = 0, SC_STATS_STDERR = 1, SC_STATS_STDOUT = 2, SC_STATS_FILE = 3 };
+/** The value of a PATH setting given a path (its text holds it). */
+#define SC_SETTING_PATH 3
+/* Values of the enumerated settings (SIZECLASS_STATS is a path setting too). */
+enum {
+  SC_STATS_OFF = 0,
+  SC_STATS_STDERR = 1,
+  SC_STATS_STDOUT = 2,
+  SC_STATS_FILE = SC_SETTING_PATH
+};
 enum { SC_STATS_FORMAT_TEXT = 0, SC_STATS_FORMAT_JSON = 1 };
 enum { SC_SITES_FORMAT_REPORT = 0, SC_SITES_FORMAT_FOLDED = 1 };
 enum { SC_FRAME_CHECK_OFF = 0, SC_FRAME_CHECK_WARN = 1, SC_FRAME_CHECK_ABORT = 2 };
 enum { SC_SYSTEM_TRIM_PACED = 0, SC_SYSTEM_TRIM_GLIBC = 1 };
-/** The value of a PATH setting given a path (its text holds it). */
-#define SC_SETTING_PATH 3
 /** Sampling rate of SIZECLASS_SITES=on: about one allocation per this
  * many requested bytes (docs/performance.md: its cost and accuracy). */
 #define SC_SITES_DEFAULT_RATE ((uint64_t)256 << 10)
@@ -134,15 +139,6 @@ void sc__setting_warn(sc_setting_id_t id, const char *problem, const char *inste
 bool sc__settings_report_here(void);
 /** True when the settings ask for a statistics report (exit or signal). */
 bool sc__settings_report_asked(void);
-
-/** The signal named by value ("USR2", "SIGUSR2", "usr2", "12", "RTMIN+3");
- * 0 when unknown or unsuitable (a fault signal, KILL, STOP). */
-int sc__signal_of(const char *value);
-
-/** Parse value as setting id would be (no warning, nothing stored):
- * SC_SETTING_GIVEN with *out set, SC_SETTING_UNSET for an empty value, or
- * SC_SETTING_BAD. */
-sc_setting_state_t sc__setting_parse(sc_setting_id_t id, const char *value, uint64_t *out);
 
 /** The setting called name; SC_SETTINGS when none is. */
 sc_setting_id_t sc__setting_find(const char *name, size_t len);
