@@ -25,7 +25,7 @@ docs/performance.md, "Noise").
             thread-spawn, redis and every other benchmark); the small-block
             patterns (xthread-larson, stress-8t, lifo-batch, mixed,
             xthread-prodcons) <= 1.10x the best peer's time and their peak
-            RSS <= 1.25x the best peer's"""
+            RSS, and sizes-2t-pass's, <= 1.25x the best peer's"""
 
 OURS = "libsizeclass"
 EXACT = OURS + "+stats"
@@ -35,8 +35,11 @@ THREADS = THREADS_SMALL + ("sizes-2t",)
 # Every benchmark with more than one thread (issue 18's exact-tier target).
 THREADED = ("thread-rounds", "stress-8t", "xthread-larson", "xthread-prodcons", "thread-churn",
             "sizes-2t", "sizes-2t-pass", "thread-spawn")
-# The patterns issue 22 holds against the best peer.
+# The patterns issue 22 holds against the best peer (time and peak RSS), and
+# the one it holds against the best peer's peak RSS only (its time is
+# glibc's work: held against glibc's).
 GAPS = ("xthread-larson", "stress-8t", "lifo-batch", "mixed", "xthread-prodcons")
+GAPS_RSS = GAPS + ("sizes-2t-pass",)
 
 
 def ratio(a, b):
@@ -208,6 +211,7 @@ def issue22(sums, peers, latency):
         if b in GAPS:
             bv, bp = best(s, peers, "med")
             gaps.le("%s vs %s" % (b, bp), s[OURS].med, bv, 1.10)
+        if b in GAPS_RSS:
             fat.le(b, s[OURS].rss, best(s, peers, "rss")[0], 1.25)
     lat = latency_checks(peers, latency)
     return ["## Targets (issue 22, default tier)", "",
@@ -217,7 +221,8 @@ def issue22(sums, peers, latency):
                  "them)", glibc_t.misses, glibc_t.checked),
             line("xthread-larson, stress-8t, lifo-batch, mixed, xthread-prodcons <= 1.10x the "
                  "best peer's time", gaps.misses, gaps.checked),
-            line("their peak RSS <= 1.25x the best peer's", fat.misses, fat.checked), ""]
+            line("their peak RSS, and sizes-2t-pass's, <= 1.25x the best peer's", fat.misses,
+                 fat.checked), ""]
 
 
 def all_targets(sums, peers, latency):
