@@ -331,9 +331,7 @@ void sc__arena_drain(sc_arena_t *a) { drain_remote(a); }
 
 /* ---- the allocation slow path ------------------------------------------- */
 
-/** When no segment can be had, the system allocator serves the request,
- * aligned to the class size so aligned requests stay aligned. */
-static void *alloc_from_system(size_t n, unsigned c) {
+void *sc__alloc_from_system(size_t n, unsigned c) {
   void *p = sc__sys_memalign(sc__class_size(c), n);
   if (p == NULL) errno = ENOMEM;
   return p;
@@ -382,7 +380,7 @@ void *sc__arena_alloc_slow(size_t n, size_t g) {
   sc_arena_t *a = sc__thread.arena;
   if (sc_unlikely(a == NULL)) {
     a = sc__arena_get(); /* the thread's first allocation binds it */
-    if (sc_unlikely(a == NULL)) return alloc_from_system(n, c);
+    if (sc_unlikely(a == NULL)) return sc__alloc_from_system(n, c);
     /* Its countdown starts now and counts this call too: a sample may be
      * due at once (rate 1). */
     sc_thread_t *t = &sc__thread;
@@ -393,7 +391,7 @@ void *sc__arena_alloc_slow(size_t n, size_t g) {
    * countdown sends them the next ones), and those that find no block. */
   if (sc__features & SC_FEATURES_EVERY_MALLOC) return sc__seam_alloc(a, n, c);
   void *p = sc__arena_refill(a, c);
-  return p != NULL ? p : alloc_from_system(n, c);
+  return p != NULL ? p : sc__alloc_from_system(n, c);
 }
 
 /* ---- arenas and threads ------------------------------------------------- */

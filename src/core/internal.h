@@ -358,6 +358,10 @@ void *sc__arena_alloc_slow(size_t n, size_t g);
 /** A block of class c for arena a (the caller's), taken from its current
  * page or a new one, counted in the page; NULL when the OS refuses. */
 void *sc__arena_refill(sc_arena_t *a, unsigned c);
+/** When no segment can be had, the system allocator serves a request of n
+ * bytes for class c, aligned to the class size so aligned requests stay
+ * aligned (NULL with errno ENOMEM when it cannot). */
+void *sc__alloc_from_system(size_t n, unsigned c);
 /** After a free (local or drained) into page left `used` <= 0 as a signed
  * number: the page was full, carries the purge trap, or is now empty. */
 void sc__page_after_free(sc_page_t *page);

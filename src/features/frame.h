@@ -6,20 +6,14 @@
 
 #include <stdint.h>
 
-typedef struct sc_frame_stats_s {
-  uint64_t frames;        /* sc_frame_mark() calls */
-  uint64_t warmup_frames; /* frames excluded from the steady-state count */
-  uint64_t max_allocs;    /* most class allocations in one frame */
-  uint64_t total_allocs;  /* class allocations inside marked frames */
-  uint64_t total_frees;
-  uint64_t total_fresh_carves;
-  uint64_t total_bytes;       /* requested bytes inside marked frames */
-  uint64_t zero_fresh_frames; /* frames after warm-up with no fresh carve */
-  uint64_t last_allocs;       /* the most recent complete frame */
-  uint64_t last_frees;
-  uint64_t last_fresh_carves;
-  uint64_t last_bytes;
-} sc_frame_stats_t;
+#include "sizeclass.h"
+
+/** The frame statistics: the same fields as the public report's `frames`
+ * (include/sizeclass.h), declared once there: sc_frame_mark() calls,
+ * warm-up frames, class allocations, frees, fresh carves and requested
+ * bytes inside marked frames, frames after the warm-up with no fresh
+ * carve, and the most recent complete frame's figures. */
+typedef __typeof__(((struct sc_stats *)0)->frames) sc_frame_stats_t;
 
 /** Snapshot of the frame statistics so far (all zero if never marked). */
 void sc__frame_stats(sc_frame_stats_t *out);

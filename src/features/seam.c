@@ -15,7 +15,6 @@
  *   - anything else (the checking mode, the steady-state check): the
  *     general path, written once with the set of features on as a
  *     parameter `f`. */
-#include <errno.h>
 #include <strings.h>
 
 #include "core/alloc.h"
@@ -235,22 +234,7 @@ void sc__seam_stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES])
   if (sc__exact_on()) sc__exact_sum(a, sums);
 }
 
-void sc__seam_stats(struct sc_stats *out) {
-  sc_frame_stats_t fs;
-  sc__frame_stats(&fs);
-  out->frames.frames = fs.frames;
-  out->frames.warmup_frames = fs.warmup_frames;
-  out->frames.max_allocs = fs.max_allocs;
-  out->frames.total_allocs = fs.total_allocs;
-  out->frames.total_frees = fs.total_frees;
-  out->frames.total_fresh_carves = fs.total_fresh_carves;
-  out->frames.total_bytes = fs.total_bytes;
-  out->frames.zero_fresh_frames = fs.zero_fresh_frames;
-  out->frames.last_allocs = fs.last_allocs;
-  out->frames.last_frees = fs.last_frees;
-  out->frames.last_fresh_carves = fs.last_fresh_carves;
-  out->frames.last_bytes = fs.last_bytes;
-}
+void sc__seam_stats(struct sc_stats *out) { sc__frame_stats(&out->frames); }
 
 void sc__seam_fork(int phase) {
   if ((sc__features & SC_FEATURE_GUARD) != 0) sc__guard_fork(phase);
@@ -271,10 +255,8 @@ static sc_cold void *alloc_refill(uint32_t f, sc_arena_t *a, size_t n, unsigned 
   uint32_t next_mark = next != NULL ? next->shared_carved : 0;
   sc_block_t *b = sc__arena_refill(a, c); /* calls before_take on the way */
   if (sc_unlikely(b == NULL)) {
-    b = sc__sys_memalign(sc__class_size(c), n); /* the OS refused a segment */
-    if (b == NULL) errno = ENOMEM;
-    *fresh = false; /* the system's block: no carve */
-    return b;
+    *fresh = false;                     /* the system's block: no carve */
+    return sc__alloc_from_system(n, c); /* the OS refused a segment */
   }
   sc_page_t *page = a->current[c]; /* refill took b from the current page */
   on_alloc(f, a, page, b, c, n);
@@ -382,11 +364,7 @@ static sc_noinline void *exact_refill(size_t n, size_t g, sc_page_t *page, uint3
   }
   unsigned c = sc__class_of_granule[g];
   sc_block_t *b = sc__arena_refill(a, c);
-  if (sc_unlikely(b == NULL)) {
-    b = sc__sys_memalign(sc__class_size(c), n); /* the OS refused a segment */
-    if (b == NULL) errno = ENOMEM;
-    return b;
-  }
+  if (sc_unlikely(b == NULL)) return sc__alloc_from_system(n, c); /* the OS refused a segment */
   page = a->current[c];
   sc__exact_alloc(a, page, b, page->map, sc__map_index((uintptr_t)b, page->shift), g, c, n);
   if (due & SC_FEATURE_SITES) sites_sampled(page, b, c, n);
