@@ -26,6 +26,8 @@ extern void __libc_free(void *p);
 
 sc_fallback_shared_t sc__fallback_shared;
 
+void sc__sys_start(void) { __libc_free(__libc_malloc(1)); }
+
 /* glibc's malloc_usable_size has no __libc_ alias; the constructor finds
  * it (never from inside malloc) in glibc itself: the next definition after
  * ours may be another allocator's (redis, for one, links jemalloc), which

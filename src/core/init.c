@@ -46,6 +46,7 @@ void sc__init(void) {
     make_secrets(secrets);
     sc__secret = secrets[0];
     sc__key_secret = secrets[1];
+    sc__sys_start();
     sc__seam_decide();
     atomic_store_explicit(&init_state, 2, memory_order_release);
     return;

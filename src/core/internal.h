@@ -421,6 +421,11 @@ extern sc_fallback_shared_t sc__fallback_shared;
 /** Look up the system allocator's helpers that have no __libc_ alias; run
  * from the constructor (never from inside malloc). */
 void sc__sys_bind(void);
+/** Have glibc set its malloc up now, on one thread: glibc does that
+ * lazily in its first malloc call, unsafely when several threads make
+ * their first calls at once (threads can all but avoid glibc's malloc
+ * under this library until then). Called once, from sc__init. */
+void sc__sys_start(void);
 /** Work out again whether the system route may skip its unusual cases
  * (glibc's headers, no feature on): after the features change. */
 void sc__sys_refresh(void);
