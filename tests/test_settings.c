@@ -252,6 +252,32 @@ Test(settings, sc_option_set_says_when_it_is_too_late, .timeout = 60) {
   run_free(&r);
 }
 
+/* A bad number's fallback, seen from outside: SIZECLASS_WARMUP_FRAMES
+ * falls back to 60 warm-up frames (a good value is taken as given). */
+Test(settings, a_bad_warmup_count_means_the_default_warmup, .timeout = 60) {
+  fresh_dir();
+  char json[128], stats[160];
+  snprintf(json, sizeof(json), "%s/w.json", dir);
+  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", json);
+  static const struct {
+    const char *var;
+    uint64_t warmup;
+  } cases[] = {{"SIZECLASS_WARMUP_FRAMES=banana", 60}, {"SIZECLASS_WARMUP_FRAMES=5", 5}};
+  const char *const args[] = {"frames", "70", NULL};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const char *env[] = {cases[i].var, stats, NULL};
+    run_t r;
+    run(&r, false, NULL, env, args);
+    cr_expect_eq(r.rc, 0, "%s: %s", cases[i].var, r.err);
+    su_json_t j;
+    su_json_load(&j, json, "one");
+    cr_expect_eq(su_ju(&j, "0.frames.frames"), 70);
+    cr_expect_eq(su_ju(&j, "0.frames.warmup_frames"), cases[i].warmup, "%s", cases[i].var);
+    su_json_free(&j);
+    run_free(&r);
+  }
+}
+
 /* ---- the report always arrives --------------------------------------------------------- */
 
 Test(settings, the_report_survives_a_closed_stderr, .timeout = 60) {
