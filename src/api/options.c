@@ -31,7 +31,7 @@ static bool apply(sc_setting_id_t id) {
       return true;
     case SC_SET_PURGE_DELAY_MS:
     case SC_SET_PURGE_STEP:
-      sc__purge_read_env();
+      sc__purge_apply_settings();
       return true;
     case SC_SET_WARMUP_FRAMES:
     case SC_SET_FRAME_CHECK_AFTER:

@@ -464,9 +464,9 @@ void sc__purge_settings(uint64_t *delay_ms, uint32_t *step_pages) {
   *step_pages = purge_step;
 }
 
-void sc__purge_read_env(void) {
+void sc__purge_apply_settings(void) {
   /* The settings (settings.c) said no to a bad value already. */
   sc__purge_configure(sc__setting(SC_SET_PURGE_DELAY_MS), (uint32_t)sc__setting(SC_SET_PURGE_STEP));
 }
 
-__attribute__((constructor)) static void purge_on_load(void) { sc__purge_read_env(); }
+__attribute__((constructor)) static void purge_on_load(void) { sc__purge_apply_settings(); }

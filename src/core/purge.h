@@ -82,7 +82,7 @@ size_t sc__purge_trim(void);
 
 /** Apply SIZECLASS_PURGE_DELAY_MS and SIZECLASS_PURGE_STEP (settings.h);
  * run from the constructor, and when sc_option_set changes one. */
-void sc__purge_read_env(void);
+void sc__purge_apply_settings(void);
 
 /** Set the delay (ms) and the step (pages per step, 0 = only trims). For
  * tests; the environment does this at load time. */
