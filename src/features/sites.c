@@ -113,7 +113,7 @@ uint32_t sc__sites_decide(void) {
     read_folded_path();
   }
   cfg.implied = cfg.format == FORMAT_REPORT && sc__setting(SC_SET_STATS) == SC_STATS_OFF &&
-                sc__setting_state(SC_SET_STATS_SIGNAL) == SC_SETTING_UNSET;
+                sc__setting_state(SC_SET_STATS_SIGNAL) != SC_SETTING_GIVEN;
   /* The table and its index, reserved now and touched as sites arrive. */
   sites = sc__os_map_aligned(sizeof(sc_site_t) * SC_SITES_MAX, 4096);
   site_index = sc__os_map_aligned(sizeof(uint32_t) * INDEX_SLOTS, 4096);

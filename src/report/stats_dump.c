@@ -249,16 +249,15 @@ void sc__stats_dump_configure(void) {
     if (dest == SC_STATS_STDOUT) cfg.fd = 1;
     if (dest == SC_STATS_FILE) (void)set_path(sc__setting_text(SC_SET_STATS));
     /* SIZECLASS_SITES alone: the report (with its sites) on stderr at exit. */
-    if (!cfg.at_exit && sig == SC_SETTING_UNSET && sc__sites_report_implied()) cfg.at_exit = true;
+    if (!cfg.at_exit && sig != SC_SETTING_GIVEN && sc__sites_report_implied()) cfg.at_exit = true;
     read_format();
-    /* A bad signal (it warned): the report at exit instead. */
-    if (sig == SC_SETTING_BAD) cfg.at_exit = true;
+    /* A bad signal (it warned) arms nothing: no signal, and no report at
+     * exit that the other settings did not ask for. */
     if (sig == SC_SETTING_GIVEN) cfg.signo = (int)sc__setting(SC_SET_STATS_SIGNAL);
   }
   if (!arm_signal(cfg.signo)) {
-    sc__setting_warn(SC_SET_STATS_SIGNAL, "cannot catch it", "the report is written at exit");
+    sc__setting_warn(SC_SET_STATS_SIGNAL, "cannot catch it", "no report on a signal");
     cfg.signo = 0;
-    cfg.at_exit = true;
   }
   if ((cfg.at_exit || cfg.signo != 0) && !exit_armed) {
     /* Once: dump_at_exit reads cfg.at_exit when the process exits. */

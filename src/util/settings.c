@@ -44,11 +44,9 @@ static const sc_setting_word_t format_words[] = {
 static const sc_setting_word_t default_word[] = {{"default", 0}, {NULL, 0}};
 static const sc_setting_word_t sites_format_words[] = {
     {"report", SC_SITES_FORMAT_REPORT}, {"folded", SC_SITES_FORMAT_FOLDED}, {NULL, 0}};
-static const sc_setting_word_t frame_check_words[] = {{"warn", SC_FRAME_CHECK_WARN},
-                                                      {"abort", SC_FRAME_CHECK_ABORT},
-                                                      {"off", SC_FRAME_CHECK_OFF},
-                                                      {"0", SC_FRAME_CHECK_OFF},
-                                                      {NULL, 0}};
+/* ...and the on/off words (SC_SETF_SWITCH_WORDS): on means warn. */
+static const sc_setting_word_t frame_check_words[] = {
+    {"warn", SC_FRAME_CHECK_WARN}, {"abort", SC_FRAME_CHECK_ABORT}, {NULL, 0}};
 static const sc_setting_word_t trim_words[] = {
     {"paced", SC_SYSTEM_TRIM_PACED}, {"glibc", SC_SYSTEM_TRIM_GLIBC}, {NULL, 0}};
 
@@ -78,7 +76,7 @@ const sc_setting_t sc__settings[SC_SETTINGS] = {
                              .def = SC_STATS_FORMAT_TEXT,
                              .fallback = SC_STATS_FORMAT_TEXT,
                              .def_doc = "text (json for a path ending in .json)",
-                             .instead = "the report is text on stderr",
+                             .instead = "a report, when one is asked for, is text on stderr",
                              .doc = "the report's form"},
     [SC_SET_STATS_SIGNAL] =
         {.name = "SIZECLASS_STATS_SIGNAL",
@@ -86,9 +84,9 @@ const sc_setting_t sc__settings[SC_SETTINGS] = {
          .when = SC_WHEN_ANY,
          .flags = REPORT | SC_SETF_SECURE,
          .def_doc = "none",
-         .expect = "a signal such as USR2, SIGUSR2, 12 or RTMIN+3 (not KILL, STOP or a fault "
-                   "signal)",
-         .instead = "no report on a signal; the report is written at exit",
+         .expect = "USR1, USR2 or a real-time signal (RTMIN, RTMIN+n, RTMAX-n), with or "
+                   "without SIG, or its number",
+         .instead = "no report on a signal, and nothing switched on",
          .doc = "a signal that writes the report while the program runs; switches exact "
                 "statistics on"},
     [SC_SET_STATS_EXACT] = {.name = "SIZECLASS_STATS_EXACT",
@@ -117,8 +115,7 @@ const sc_setting_t sc__settings[SC_SETTINGS] = {
                       .max = SC_SITES_MAX_RATE,
                       .on = SC_SITES_DEFAULT_RATE,
                       .def_doc = "off",
-                      .expect =
-                          "on, off, 1 or a byte count from 2 to 128m (k, m, g: KiB, MiB, GiB)",
+                      .expect = "on, off, 1 or a byte count from 2 to 128m (k, m: KiB, MiB)",
                       .instead = "sites stay off",
                       .doc = "who allocates each class: 1 every allocation, on sampled (one small "
                              "allocation in 512, larger ones one per 256 KiB), or a byte rate"},
@@ -160,8 +157,12 @@ const sc_setting_t sc__settings[SC_SETTINGS] = {
     [SC_SET_FRAME_CHECK] = {.name = "SIZECLASS_FRAME_CHECK",
                             .kind = SC_KIND_ENUM,
                             .when = SC_WHEN_START,
+                            .flags = SC_SETF_SWITCH_WORDS,
                             .words = frame_check_words,
+                            .on = SC_FRAME_CHECK_WARN,
                             .def_doc = "off",
+                            .expect = "warn, abort, on (warn: 1, yes, true) or off (0, no, "
+                                      "false)",
                             .instead = "the check stays off",
                             .doc = "warn or abort when a frame after the warm-up carves a fresh "
                                    "block"},
@@ -269,7 +270,7 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= k && strcasecmp(s + n - k, suffix) == 0;
 }
 
-/** A plain decimal number (k, m or g suffix with `bytes`); false when v is
+/** A plain decimal number (k or m suffix with `bytes`); false when v is
  * not one or it overflows. */
 static bool parse_decimal(const char *v, bool bytes, uint64_t *out) {
   uint64_t n = 0;
@@ -282,16 +283,16 @@ static bool parse_decimal(const char *v, bool bytes, uint64_t *out) {
   unsigned shift = 0;
   if (bytes && (*p == 'k' || *p == 'K')) shift = 10;
   if (bytes && (*p == 'm' || *p == 'M')) shift = 20;
-  if (bytes && (*p == 'g' || *p == 'G')) shift = 30;
   if (shift != 0) p++;
   if (*p != 0 || n > (UINT64_MAX >> shift)) return false;
   *out = n << shift;
   return true;
 }
 
-/** The signal named by value ("USR2", "SIGUSR2", "usr2", "12", "RTMIN+3");
- * 0 when unknown or unsuitable (a fault signal, KILL, STOP). */
-static int signal_of(const char *value);
+/** The signal named by value ("USR2", "SIGUSR2", "usr2", "12", "RTMIN+3")
+ * when it is one the report may take (USR1, USR2, a real-time signal); 0
+ * otherwise. *why (may be NULL) says why a known signal is refused. */
+static int signal_of(const char *value, const char **why);
 
 /** Parse value as setting id would be (no warning, nothing stored):
  * SC_SETTING_GIVEN with *out set, SC_SETTING_UNSET for an empty value, or
@@ -307,8 +308,9 @@ static sc_setting_state_t setting_parse(sc_setting_id_t id, const char *v, uint6
     return SC_SETTING_BAD;
   }
   if ((s->flags & SC_SETF_SWITCH_WORDS) != 0) {
-    /* "1" is a number here (every allocation), not "on". */
-    if (in_list(v, on_words, n_on, 1)) return *out = s->on, SC_SETTING_GIVEN;
+    /* For a number "1" is a number (every allocation), not "on". */
+    if (in_list(v, on_words, n_on, s->kind == SC_KIND_NUMBER))
+      return *out = s->on, SC_SETTING_GIVEN;
     if (in_list(v, off_words, n_off, 0)) return *out = 0, SC_SETTING_GIVEN;
   }
   for (const sc_setting_word_t *w = s->words; w != NULL && w->word != NULL; w++) {
@@ -331,7 +333,7 @@ static sc_setting_state_t setting_parse(sc_setting_id_t id, const char *v, uint6
       *out = SC_SETTING_PATH;
       return SC_SETTING_GIVEN;
     case SC_KIND_SIGNAL:
-      n = (uint64_t)signal_of(v);
+      n = (uint64_t)signal_of(v, NULL);
       if (n == 0) return SC_SETTING_BAD;
       *out = n;
       return SC_SETTING_GIVEN;
@@ -342,16 +344,50 @@ static sc_setting_state_t setting_parse(sc_setting_id_t id, const char *v, uint6
 
 /* ---- signals ----------------------------------------------------------------------- */
 
+/* Every signal with a name, and why the report may not take it: the
+ * program, its shell or its terminal relies on what it does (a report on
+ * SIGINT would leave Ctrl-C unable to stop the program, on SIGCHLD break
+ * waiting for children), or it cannot be caught, or it reports a fault.
+ * Only USR1, USR2 and the real-time signals are free for the report. */
 static const struct {
   const char *name;
   int signo;
+  const char *why; /* NULL: the report may take it */
 } signals[] = {
-    {"HUP", SIGHUP},       {"INT", SIGINT},   {"QUIT", SIGQUIT},   {"USR1", SIGUSR1},
-    {"USR2", SIGUSR2},     {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},   {"TERM", SIGTERM},
-    {"CHLD", SIGCHLD},     {"CONT", SIGCONT}, {"TSTP", SIGTSTP},   {"TTIN", SIGTTIN},
-    {"TTOU", SIGTTOU},     {"URG", SIGURG},   {"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ},
-    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
-    {"PWR", SIGPWR},       {"SYS", SIGSYS},
+    {"USR1", SIGUSR1, NULL},
+    {"USR2", SIGUSR2, NULL},
+    {"HUP", SIGHUP, "a hang-up must still end the program"},
+    {"INT", SIGINT, "Ctrl-C must still stop the program"},
+    {"QUIT", SIGQUIT, "Ctrl-\\ must still stop the program"},
+    {"TERM", SIGTERM, "kill and timeout must still end the program"},
+    {"PIPE", SIGPIPE, "the program relies on it when a reader goes away"},
+    {"ALRM", SIGALRM, "the program's timers rely on it"},
+    {"VTALRM", SIGVTALRM, "the program's timers rely on it"},
+    {"PROF", SIGPROF, "profilers rely on it"},
+    {"CHLD", SIGCHLD, "waiting for child processes relies on it"},
+    {"CONT", SIGCONT, "job control relies on it"},
+    {"TSTP", SIGTSTP, "Ctrl-Z must still suspend the program"},
+    {"TTIN", SIGTTIN, "job control relies on it"},
+    {"TTOU", SIGTTOU, "job control relies on it"},
+    {"WINCH", SIGWINCH, "the terminal's size changes rely on it"},
+    {"URG", SIGURG, "sockets rely on it"},
+    {"IO", SIGIO, "asynchronous I/O relies on it"},
+    {"POLL", SIGPOLL, "asynchronous I/O relies on it"},
+    {"XCPU", SIGXCPU, "resource limits rely on it"},
+    {"XFSZ", SIGXFSZ, "resource limits rely on it"},
+    {"PWR", SIGPWR, "power failures rely on it"},
+    {"KILL", SIGKILL, "it cannot be caught"},
+    {"STOP", SIGSTOP, "it cannot be caught"},
+    {"SEGV", SIGSEGV, "it reports a fault"},
+    {"BUS", SIGBUS, "it reports a fault"},
+    {"ILL", SIGILL, "it reports a fault"},
+    {"FPE", SIGFPE, "it reports a fault"},
+    {"TRAP", SIGTRAP, "debuggers rely on it"},
+    {"SYS", SIGSYS, "it reports a fault"},
+    {"ABRT", SIGABRT, "abort() must still end the program"},
+#ifdef SIGSTKFLT
+    {"STKFLT", SIGSTKFLT, "it reports a fault"},
+#endif
 };
 
 /** A decimal number of at most 3 digits; -1 if s is not one. */
@@ -364,8 +400,11 @@ static int small_number(const char *s) {
   return n ? v : -1;
 }
 
-static int signal_of(const char *value) {
+static int signal_of(const char *value, const char **why) {
   const char *s = value;
+  const char *no = NULL;
+  if (why == NULL) why = &no;
+  *why = NULL;
   if (strncasecmp(s, "SIG", 3) == 0) s += 3;
   int n = small_number(s);
   if (n < 0) {
@@ -376,10 +415,14 @@ static int signal_of(const char *value) {
     if (strncasecmp(s, "RTMAX", 5) == 0 && (s[5] == 0 || s[5] == '-'))
       n = s[5] ? (small_number(s + 6) < 0 ? -1 : SIGRTMAX - small_number(s + 6)) : SIGRTMAX;
   }
-  bool rt = n >= SIGRTMIN && n <= SIGRTMAX;
-  for (size_t i = 0; !rt && i < sizeof(signals) / sizeof(signals[0]); i++)
-    if (signals[i].signo == n) return n;
-  return rt ? n : 0;
+  if (n >= SIGRTMIN && n <= SIGRTMAX) return n;
+  if (n == 0) *why = "0 is no signal";
+  for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+    if (signals[i].signo == n) {
+      *why = signals[i].why;
+      return *why == NULL ? n : 0;
+    }
+  return 0;
 }
 
 /* ---- messages ---------------------------------------------------------------------- */
@@ -461,11 +504,32 @@ size_t sc__setting_expect(const sc_setting_t *s, char *out, size_t cap) {
   return n;
 }
 
-/** The warning for a bad value of setting s. */
+/** The warning for a bad value of setting s; a signal the report may not
+ * take says why first ("SIGINT is refused: Ctrl-C must ..., expected ..."). */
 static void warn_bad(const sc_setting_t *s, const char *v) {
-  char expect[320] = "expected ";
-  sc__setting_expect(s, expect + 9, sizeof(expect) - 9);
-  warn_line(s->name, strlen(s->name), v, expect, s->instead);
+  line_t problem = {.len = 0};
+  const char *why = NULL;
+  if (s->kind == SC_KIND_SIGNAL) (void)signal_of(v, &why);
+  if (why != NULL) {
+    const char *name = strncasecmp(v, "SIG", 3) == 0 ? v + 3 : v;
+    int n = small_number(name);
+    for (size_t i = 0; n > 0 && i < sizeof(signals) / sizeof(signals[0]); i++)
+      if (signals[i].signo == n) name = signals[i].name;
+    if (n != 0) add_s(&problem, "SIG");
+    for (size_t i = 0; n != 0 && name[i] != 0 && i < 16; i++) {
+      char ch = name[i] >= 'a' && name[i] <= 'z' ? (char)(name[i] - 'a' + 'A') : name[i];
+      add(&problem, &ch, 1);
+    }
+    add_s(&problem, n != 0 ? " is refused (" : "refused (");
+    add_s(&problem, why);
+    add_s(&problem, "): ");
+  }
+  add_s(&problem, "expected ");
+  char expect[320];
+  sc__setting_expect(s, expect, sizeof(expect));
+  add_s(&problem, expect);
+  problem.buf[problem.len] = 0;
+  warn_line(s->name, strlen(s->name), v, problem.buf, s->instead);
 }
 
 void sc__setting_warn(sc_setting_id_t id, const char *problem, const char *instead) {
@@ -589,6 +653,14 @@ static void check_word(const char *word, size_t len, void *ctx) {
     return;
   }
   size_t name_len = (size_t)(eq - word);
+  if (name_len == 0) { /* "=1": no name at all */
+    size_t n = len < sizeof(v) - 1 ? len : sizeof(v) - 1;
+    memcpy(v, word, n);
+    v[n] = 0;
+    warn_line("sizeclass_options", 17, v, "expected SETTING=value (no setting named)",
+              "the word is ignored");
+    return;
+  }
   if (sc__setting_find(word, name_len) != SC_SETTINGS) return;
   size_t n = len - name_len - 1 < sizeof(v) - 1 ? len - name_len - 1 : sizeof(v) - 1;
   memcpy(v, eq + 1, n);
@@ -675,7 +747,8 @@ const char *sc__setting_text(sc_setting_id_t id) {
 bool sc__settings_report_asked(void) {
   sc__settings_load();
   if (!sc__settings_report_here()) return false;
-  return value[SC_SET_STATS] != SC_STATS_OFF || state[SC_SET_STATS_SIGNAL] != SC_SETTING_UNSET;
+  /* A bad signal (refused with its warning) asks for nothing. */
+  return value[SC_SET_STATS] != SC_STATS_OFF || state[SC_SET_STATS_SIGNAL] == SC_SETTING_GIVEN;
 }
 
 void sc__setting_save(sc_setting_id_t id, sc_setting_saved_t *out) {

@@ -13,7 +13,10 @@
  * "set NAME=1" or "set NAME=0 errno=E". MODES:
  *   print          print a line (buffered: stdout is a pipe or a file),
  *                  allocate a little, exit
- *   raise SIG      allocate, raise(SIG), print "survived", exit
+ *   raise SIG      allocate, raise(SIG) (USR1, USR2, INT, CHLD), print
+ *                  "survived", exit
+ *   tracked        print "tracked exact" or "tracked counts": whether
+ *                  sc_stats_get says exact statistics are on
  *   close-stderr   print a line, fclose(stderr), exit (as coreutils do)
  *   reuse-stderr F close fd 2, open F (it gets fd 2), write "data\n", exit
  *   frames N       call sc_frame_mark N times, allocating, exit
@@ -31,9 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifdef SETTINGS_PROG_LINKED
-#include "sizeclass.h"
-#endif
+#include "sizeclass.h" /* linked: its functions; preloaded: struct sc_stats only */
 
 /* Read by the library when it starts (include/sizeclass.h). The test
  * writes a copy of this program whose array holds the string it wants in
@@ -48,6 +49,7 @@ static void *lib_fn(const char *name) {
 #ifdef SETTINGS_PROG_LINKED
   if (strcmp(name, "sc_option_set") == 0) return (void *)sc_option_set;
   if (strcmp(name, "sc_frame_mark") == 0) return (void *)sc_frame_mark;
+  if (strcmp(name, "sc_stats_get") == 0) return (void *)sc_stats_get;
   return NULL;
 #else
   return dlsym(RTLD_DEFAULT, name);
@@ -108,7 +110,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(mode, "raise") == 0 && arg != NULL) {
-    int sig = strcmp(arg, "USR1") == 0 ? SIGUSR1 : SIGUSR2;
+    int sig = strcmp(arg, "USR1") == 0   ? SIGUSR1
+              : strcmp(arg, "INT") == 0  ? SIGINT
+              : strcmp(arg, "CHLD") == 0 ? SIGCHLD
+                                         : SIGUSR2;
     raise(sig);
     printf("survived\n");
     return 0;
@@ -140,6 +145,14 @@ int main(int argc, char **argv) {
       mark();
     }
     printf("marked %s\n", arg);
+    return 0;
+  }
+  if (strcmp(mode, "tracked") == 0) {
+    void (*get)(struct sc_stats *) = (void (*)(struct sc_stats *))lib_fn("sc_stats_get");
+    if (get == NULL) return 3;
+    static struct sc_stats st;
+    get(&st);
+    printf("tracked %s\n", (st.tracked & SC_TRACKED_EXACT) != 0 ? "exact" : "counts");
     return 0;
   }
   if (strcmp(mode, "spawn") == 0) return spawn(argv[0]);
