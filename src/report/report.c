@@ -98,9 +98,13 @@ static void class_row(const void *ctx, unsigned r, sc_ev_t *v) {
   v[i++] = sc__ev(SC_EV_COUNT, s->remote_frees);
   v[i++] = sc__ev(SC_EV_COUNT, s->reuse_hits);
   v[i++] = sc__ev(SC_EV_COUNT, s->fresh_carves);
-  v[i++] = sc__ev(SC_EV_PERMILLE, s->hit_rate_permille);
+  /* No allocations: no hit rate ("-", null), not 0 %. */
+  v[i++] = s->allocs ? sc__ev(SC_EV_PERMILLE, s->hit_rate_permille) : sc__ev(SC_EV_NULL, 0);
   v[i++] = sc__ev(SC_EV_COUNT, free_blocks);
-  v[i++] = sc__ev_ratio(free_blocks, s->capacity_blocks);
+  /* Nothing live: the free blocks are the class's retained pages, not
+   * blocks lost between live ones; external fragmentation is n/a ("-",
+   * null) rather than an alarming 100 %. */
+  v[i++] = s->live_blocks ? sc__ev_ratio(free_blocks, s->capacity_blocks) : sc__ev(SC_EV_NULL, 0);
   v[i++] = exact(rep, sc__ev(SC_EV_BYTES, s->live_requested_bytes));
   v[i++] = sc__ev(SC_EV_BYTES, s->live_block_bytes);
   v[i++] = exact(rep, sc__ev_ratio(s->live_requested_bytes, s->live_block_bytes));
