@@ -25,6 +25,9 @@ $(DEMO): $(DEMO_SRCS) $(wildcard examples/merge_island/*.h) src/features/pool.c 
 
 demo: $(DEMO)
 
+# tests/test_docs.c runs the README's frame-check recipe on the demo.
+test: $(DEMO)
+
 run: lib $(DEMO)
 	LD_PRELOAD=$(abspath $(SO)) SIZECLASS_STATS=1 $(DEMO) $(DEMO_ARGS)
 

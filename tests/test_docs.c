@@ -225,6 +225,50 @@ Test(docs, readme_quick_start_commands_work_as_written, .timeout = 240) {
   free(text);
 }
 
+/* The README's steady-state recipe for CI (the ```sh line that sets
+ * SIZECLASS_FRAME_CHECK=abort), run exactly as printed, passes on the
+ * bundled demo: exit 0, no "fresh carve" line, and the library really was
+ * loaded (the demo says its frames were marked). It runs in a directory
+ * whose `build` is the build the tests use, so $PWD/build/... and
+ * build/... in the line mean what they mean at the source root. */
+Test(docs, readme_frame_check_recipe_passes_on_the_demo, .timeout = 120) {
+  char *text = cr_slurp("README.md");
+  char line[1024] = "";
+  for (const char *p = strstr(text, "```sh\n"); p != NULL && line[0] == 0;
+       p = strstr(p + 1, "```sh\n")) {
+    const char *end = strstr(p + 6, "```\n");
+    cr_assert_not_null(end);
+    for (const char *l = p + 6; l < end;) {
+      const char *nl = strchr(l, '\n');
+      if (memmem(l, (size_t)(nl - l), "SIZECLASS_FRAME_CHECK=abort", 27) != NULL) {
+        snprintf(line, sizeof(line), "%.*s", (int)(nl - l), l);
+        break;
+      }
+      l = nl + 1;
+    }
+  }
+  free(text);
+  cr_assert(line[0] != 0, "the README shows the frame-check recipe in a ```sh block");
+  char *hash = strchr(line, '#');
+  if (hash != NULL) *hash = 0;
+  cr_assert_not_null(strstr(line, "merge_island"), "the recipe runs the demo: %s", line);
+  make_tmp();
+  const char *b = getenv("SC_BUILD");
+  char build[4096], link[512];
+  cr_assert_not_null(realpath(b != NULL ? b : "build", build));
+  snprintf(link, sizeof(link), "%s/build", tmp);
+  cr_assert_eq(symlink(build, link), 0);
+  char demo[4200];
+  snprintf(demo, sizeof(demo), "%s/examples/merge_island", build);
+  cr_assert_eq(access(demo, X_OK), 0, "no %s (make test builds the demo)", demo);
+  int rc;
+  char *out = sh_run(&rc, 100, "cd '%s' && %s 2>&1", tmp, line);
+  cr_expect_eq(rc, 0, "`%s` exited %d:\n%s", line, rc, out);
+  cr_expect_null(strstr(out, "fresh carve"), "%s", out);
+  cr_expect_not_null(strstr(out, "marked in libsizeclass"), "the library was not loaded:\n%s", out);
+  free(out);
+}
+
 /* ---- one version ------------------------------------------------------------- */
 
 /** The value of "NAME := value" in the Makefile; asserts. */

@@ -24,6 +24,8 @@ int effects_init(world_t *w) {
   return w->particles != NULL && w->active != NULL ? 0 : -1;
 }
 
+size_t effects_max_particles(void) { return POOL_MAX; }
+
 /** Centre of a cell in 1/16 pixel units. */
 static int32_t cell_x(int col) { return (col * CELL_PX + CELL_PX / 2) * 16; }
 static int32_t cell_y(int row) { return (row * CELL_PX + CELL_PX / 2) * 16; }

@@ -25,6 +25,10 @@ enum {
   SPAWN_EVERY = 3, /* a new tile every third frame */
   DRAG_EVERY = 2,  /* the player may drag-merge every other frame... */
   CROWDED = 40,    /* ...when more than this many tiles crowd the board */
+  /* The level's memory budget, touched once when the level loads
+   * (level_load): at most this many texts and drops alive at once. */
+  MAX_TEXTS = 96,
+  MAX_DROPS = 96,
 };
 
 /** The seeded generator (xorshift64*): the only source of randomness. */
@@ -111,6 +115,8 @@ void board_clear(world_t *w);
 /* effects.c */
 /** Make the pool and the particle table; 0 on success. */
 int effects_init(world_t *w);
+/** Particles the pool may hold at most (its ceiling). */
+size_t effects_max_particles(void);
 /** Turn this frame's events into particles, texts and drops. */
 void effects_react(world_t *w);
 /** Move and age every effect; free or release the expired ones. */
