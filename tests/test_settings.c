@@ -1009,6 +1009,26 @@ static bool other_name(const char *name, size_t len) {
   return false;
 }
 
+/* README, the table and the behaviour say one thing about bad values: a
+ * bad value never switches a feature on, except that any SIZECLASS_STATS
+ * value asks for a report (on stderr when bad), which the README says next
+ * to the promise; and the table's fallback for a bad signal arms nothing. */
+Test(settings, the_readme_states_the_one_exception_to_never_switching_on) {
+  char *readme = slurp("README.md");
+  for (char *p = readme; *p; p++)
+    if (*p == '\n') *p = ' ';
+  const char *promise = strstr(readme, "never switches a feature on");
+  cr_assert_not_null(promise);
+  const char *exception = strstr(promise, "`SIZECLASS_STATS`");
+  cr_expect(exception != NULL && exception - promise < 120 &&
+                strstr(promise, "on stderr") != NULL &&
+                strstr(promise, "on stderr") - promise < 200,
+            "the README's promise names the SIZECLASS_STATS exception: %.200s", promise);
+  free(readme);
+  cr_expect_eq(sc__settings[SC_SET_STATS].fallback, SC_STATS_STDERR);
+  cr_expect_not_null(strstr(sc__settings[SC_SET_STATS_SIGNAL].instead, "nothing switched on"));
+}
+
 Test(settings, the_docs_name_only_settings_and_the_readme_lists_them_all, .timeout = 60) {
   int rc;
   char *files = pr_sh(&rc, 30, "ls README.md docs/*.md man/*.[1-8]");
