@@ -400,12 +400,17 @@ def dom_check(path):
             "Leaks, the system allocator, threads"))),
         ("the header's fields", all(t in text for t in (
             "pid", "command line", "run time", "tier", "features")) and "exact" in text),
+        # 5 used classes x (peak, hit rate, utilization); external
+        # fragmentation has no bar where nothing is live (every class at the
+        # demo's exit)
         ("a class table with bars", d.classes.get("table.classes", 0) == 1
-         and d.classes.get("svg.bar", 0) >= 20),
+         and d.classes.get("svg.bar", 0) >= 15),
         ("the advisor beside its class", "a 48 B class would have saved" in text),
         ("two timeline charts", d.classes.get("svg.chart", 0) == 2),
+        # the demo loads its level's memory first: no frame after the
+        # warm-up carves, and the note says how many would be flagged (0)
         ("the frames the steady-state check flags",
-         "SIZECLASS_FRAME_CHECK would flag them: " in text),
+         "SIZECLASS_FRAME_CHECK would flag them" in text),
         ("a flame graph", d.classes.get("svg.flame", 0) == 1 and d.classes.get("g.fn", 0) >= 20),
         ("a site table per class with sites", d.classes.get("table.sites", 0) >= 5),
         ("the demo's sites", all(f in text for f in ("board_spawn", "resolve_merges",
