@@ -337,7 +337,7 @@ Test(sites, a_bad_setting_warns_once_and_leaves_sites_off) {
   sp_run_report(&r, &j, false, "exact", NULL, env);
   cr_expect_str_eq(r.err,
                    "sizeclass: SIZECLASS_SITES=\"often\": expected on, off, 1 or a byte count from "
-                   "2 to 128m (k, m, g: KiB, MiB, GiB); sites stay off\n");
+                   "2 to 128m (k, m: KiB, MiB); sites stay off\n");
   cr_expect_str_eq(su_jraw(&j, "0.site_sampling"), "null");
   cr_expect_str_eq(su_jraw(&j, "0.sites"), "null");
   sp_done(&r, &j);

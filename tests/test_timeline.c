@@ -169,8 +169,8 @@ Test(frame_check, bad_settings_warn_once) {
   sp_run(&r, false, "frames", NULL, env);
   cr_assert_eq(r.rc, 0);
   cr_expect_str_eq(r.err,
-                   "sizeclass: SIZECLASS_FRAME_CHECK=\"sometimes\": expected warn, abort, off or "
-                   "0; the check stays off\n");
+                   "sizeclass: SIZECLASS_FRAME_CHECK=\"sometimes\": expected warn, abort, on "
+                   "(warn: 1, yes, true) or off (0, no, false); the check stays off\n");
   sp_free(&r);
   const char *after[] = {"SIZECLASS_FRAME_CHECK=warn", "SIZECLASS_FRAME_CHECK_AFTER=soon",
                          "SIZECLASS_WARMUP_FRAMES=2", NULL};
@@ -179,5 +179,26 @@ Test(frame_check, bad_settings_warn_once) {
                    "sizeclass: SIZECLASS_FRAME_CHECK_AFTER=\"soon\": expected a number from 0 to "
                    "1000000000; checking after the warm-up\nsizeclass: frame 7: fresh carve in "
                    "class 64 B\n");
+  sp_free(&r);
+}
+
+/* The on/off words every switch takes: on (1, yes, true) is warn, off
+ * (0, no, false) no check, both without a warning. */
+Test(frame_check, on_and_off_words_are_taken) {
+  static const char *const on[] = {"SIZECLASS_FRAME_CHECK=on", "SIZECLASS_FRAME_CHECK=1",
+                                   "SIZECLASS_FRAME_CHECK=TRUE"};
+  for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
+    sp_run_t r;
+    const char *env[] = {on[i], "SIZECLASS_WARMUP_FRAMES=2", NULL};
+    sp_run(&r, false, "frames", NULL, env);
+    cr_expect_eq(r.rc, 0, "%s: warn, not abort", on[i]);
+    cr_expect_str_eq(r.err, "sizeclass: frame 7: fresh carve in class 64 B\n", "%s", on[i]);
+    sp_free(&r);
+  }
+  sp_run_t r;
+  const char *off[] = {"SIZECLASS_FRAME_CHECK=no", "SIZECLASS_WARMUP_FRAMES=2", NULL};
+  sp_run(&r, false, "frames", NULL, off);
+  cr_expect_eq(r.rc, 0);
+  cr_expect_str_eq(r.err, "");
   sp_free(&r);
 }
