@@ -1,0 +1,372 @@
+# SPDX-License-Identifier: MIT
+"""text.py — the text report."""
+
+from .fmt import f_bytes, f_count, f_ns, f_permille, f_size, f_tenths, f_utc_ms, ratio
+from .schema import CLASS_SIZES
+from .sites import rank_sites, site_chain
+
+
+class TextEmitter:
+    """The text half of src/report/emit.c: sections, key/value lines, tables."""
+
+    KV_LABEL_WIDTH, KV_VALUE_WIDTH, KV_PER_LINE = 18, 10, 3
+
+    def __init__(self):
+        self.parts = []
+        self.kv_col = 0
+
+    def put(self, s):
+        self.parts.append(s)
+
+    def kv_break(self):
+        if self.kv_col:
+            self.put("\n")
+        self.kv_col = 0
+
+    def section(self, title):
+        self.kv_break()
+        if title is not None:
+            self.put("\n" + title + "\n")
+
+    def section_end(self):
+        self.kv_break()
+
+    def kv(self, label, cell):
+        if label is None:
+            return
+        self.put("  " + label + " " * max(self.KV_LABEL_WIDTH - len(label), 1)
+                 + cell.rjust(self.KV_VALUE_WIDTH))
+        self.kv_col += 1
+        if self.kv_col == self.KV_PER_LINE:
+            self.kv_break()
+
+    def table(self, titles, cols, rows, total=False):
+        """cols: (head, width, groups) with column 0 in every group; rows: cells."""
+        self.kv_break()
+        for g, title in enumerate(titles):
+            if title is None:
+                continue
+            shown = [i for i, (head, _, groups) in enumerate(cols)
+                     if head is not None and (i == 0 or groups >> g & 1)]
+            self.put("\n" + title + "\n  ")
+            self.put("  ".join(cols[i][0].rjust(cols[i][1]) for i in shown) + "\n")
+            if not rows or (len(rows) == 1 and total):
+                self.put("  (none)\n")
+            for r, row in enumerate(rows):
+                if total and r == len(rows) - 1:
+                    width = sum(cols[i][1] for i in shown) + 2 * (len(shown) - 1)
+                    self.put("  " + "-" * width + "\n")
+                self.put("  " + "  ".join(row[i].rjust(cols[i][1]) for i in shown) + "\n")
+
+    def text(self, s):
+        self.put(s)
+
+    def text_end(self):
+        self.put("\n")
+
+    def result(self):
+        self.kv_break()
+        return "".join(self.parts)
+
+
+G_BLOCKS, G_PAGES, G_BYTES, G_TOTAL = 1, 2, 4, 8
+
+# The class table: JSON key, text head, width, text tables, format.
+CLASS_COLS = (
+    ("size", "class", 6, 0, f_size),
+    ("pages", "pages", 6, G_PAGES, f_count),
+    ("reserved_bytes", "reserved", 9, G_PAGES, f_bytes),
+    ("capacity_blocks", "capacity", 8, G_PAGES, f_count),
+    ("live_blocks", "live", 8, G_BLOCKS | G_PAGES, f_count),
+    ("peak_live_blocks", "peak", 8, G_BLOCKS, f_count),
+    ("allocs", "allocs", 8, G_BLOCKS, f_count),
+    ("frees", "frees", 8, G_BLOCKS, f_count),
+    ("remote_frees", "remote", 8, G_BLOCKS, f_count),
+    ("reuse_hits", "reuse", 8, G_BLOCKS, f_count),
+    ("fresh_carves", "fresh", 8, G_BLOCKS, f_count),
+    ("hit_rate_permille", "hit-rate", 8, G_BLOCKS, f_permille),
+    ("free_blocks", "free", 8, G_PAGES, f_count),
+    ("external_fragmentation_permille", "ext-frag", 8, G_PAGES, f_permille),
+    ("live_requested_bytes", "live-req", 9, G_BYTES, f_bytes),
+    ("live_block_bytes", "live-blk", 9, G_BYTES, f_bytes),
+    ("live_utilization_permille", "util", 6, G_BYTES, f_permille),
+    ("live_internal_fragmentation_permille", "int-frag", 8, G_BYTES, f_permille),
+    ("peak_requested_bytes", "peak-req", 9, G_BYTES, f_bytes),
+    ("peak_block_bytes", "peak-blk", 9, G_BYTES, f_bytes),
+    ("peak_utilization_permille", "util", 6, G_BYTES, f_permille),
+    ("peak_internal_fragmentation_permille", "int-frag", 8, G_BYTES, f_permille),
+    ("total_requested_bytes", "total-req", 9, G_TOTAL, f_bytes),
+    ("total_block_bytes", "total-blk", 9, G_TOTAL, f_bytes),
+    ("total_utilization_permille", "util", 6, G_TOTAL, f_permille),
+    ("total_internal_fragmentation_permille", "int-frag", 8, G_TOTAL, f_permille),
+    ("wasted_bytes", "wasted", 9, G_TOTAL, f_bytes),
+    ("mean_request_bytes", "mean-req", 8, G_TOTAL, f_tenths),
+)
+CLASS_TITLES = (
+    "classes: blocks (live = allocs - frees; peak: sum of per-thread peaks)",
+    "classes: pages and external fragmentation (free blocks / capacity)",
+    "classes: bytes of live blocks and at peak (util = requested / block bytes)",
+    "classes: bytes over the whole run",
+)
+
+# The process header: JSON key under "process", text label, format. One line
+# per figure the library prints; a figure the report lacks is left out.
+PROCESS_FIELDS = (
+    ("pid", "pid", f_count),
+    ("wall_ns", "wall time", f_ns),
+    ("peak_rss_bytes", "peak RSS", f_bytes),
+    ("rss_bytes", "RSS now", f_bytes),
+)
+
+SECTIONS_KV = {
+    "fallback": ("system allocator (requests > 1024 B)", (
+        ("malloc_calls", "malloc calls", f_count),
+        ("realloc_calls", "realloc calls", f_count),
+        ("aligned_calls", "aligned calls", f_count),
+        ("allocs", "blocks made", f_count),
+        ("frees", "blocks freed", f_count),
+        ("live_blocks", "live blocks", f_count),
+        ("total_bytes", "bytes made", f_bytes),
+        ("live_bytes", "live bytes", f_bytes),
+        ("peak_live_bytes", "peak live bytes", f_bytes))),
+    "arenas": ("arenas (one per allocating thread)", (
+        ("created", "created", f_count),
+        ("live", "live", f_count),
+        ("adopted", "adopted", f_count),
+        ("threads", "threads", f_count))),
+    "purge": ("memory returned to the OS", (
+        ("purges", "purges", f_count),
+        ("bytes_returned", "bytes returned", f_bytes),
+        ("pages_reused_after_purge", "pages reused", f_count),
+        ("system_trims", "system trims", f_count))),
+}
+
+FRAME_FIELDS = (
+    ("frames", "frames", f_count),
+    ("warmup_frames", "warm-up", f_count),
+    ("steady_frames", "after warm-up", f_count),
+    ("zero_fresh_frames", "zero-fresh", f_count),
+    ("zero_fresh_permille", "zero-fresh share", f_permille),
+    ("max_allocs", "max allocs", f_count),
+    ("mean_allocs", "mean allocs", f_tenths),
+    ("total_allocs", "allocs", f_count),
+    ("total_frees", "frees", f_count),
+    ("total_fresh_carves", "fresh carves", f_count),
+    ("total_bytes", "bytes", f_bytes),
+    ("last_allocs", "last: allocs", f_count),
+    ("last_frees", "last: frees", f_count),
+    ("last_fresh_carves", "last: fresh", f_count),
+    ("last_bytes", "last: bytes", f_bytes),
+)
+
+TIMELINE_COLS = (
+    ("frame", "frame", 8, 1, f_count),
+    ("allocs", "allocs", 8, 1, f_count),
+    ("frees", "frees", 8, 1, f_count),
+    ("fresh_carves", "fresh", 6, 1, f_count),
+    ("bytes", "bytes", 10, 1, f_bytes),
+    ("live_bytes", "live-req", 10, 1, f_bytes),
+    ("block_bytes", "blk-bytes", 10, 1, f_bytes),
+    ("live_block_bytes", "live-blk", 10, 1, f_bytes),
+    ("live_blocks", "live", 8, 1, f_count),
+)
+TIMELINE_TEXT_FRAMES = 10
+
+def text_whose(e, doc, proc):
+    """The lines under the header: whose report it is, and which tier and
+    features (reports from before these keys have none)."""
+    if "ppid" in proc:
+        e.text("pid %s, parent %s: %s" % (f_count(proc["pid"]), f_count(proc["ppid"]),
+                                          proc.get("exe") or "(program unknown)"))
+        e.text_end()
+        e.text("command line: " + proc.get("cmdline", ""))
+        e.text_end()
+        e.text("started %s, run time %s" % (f_utc_ms(proc.get("start_unix_ms")),
+                                             f_ns(proc.get("wall_ns"))))
+        e.text_end()
+    if "tier" in doc:
+        features = doc.get("features") or []
+        e.text("statistics: %s tier; features on: %s"
+               % (doc["tier"], ", ".join(features) if features else "none"))
+        e.text_end()
+
+
+def text_report(doc):
+    """The library's text report of doc, byte for byte."""
+    e = TextEmitter()
+    e.text("== libsizeclass statistics (%s) ==" % doc["reason"])
+    e.text_end()
+    exact = bool(doc["exact_statistics"])
+    proc = doc["process"]
+    text_whose(e, doc, proc)
+    e.section("process")
+    for key, label, fmt in PROCESS_FIELDS:
+        if key in proc:
+            e.kv(label, fmt(proc[key]))
+    e.section_end()
+    if not exact:
+        e.text("not tracked (\"-\"): requested bytes, utilization, request sizes, peaks and "
+               "the advisor; exact statistics are off (SIZECLASS_STATS_EXACT=1 or "
+               "SIZECLASS_STATS turns them on)")
+        e.text_end()
+    if not doc["counts_complete"]:
+        e.text("incomplete: another thread held the segment lock, some pages' counts are "
+               "missing from this report")
+        e.text_end()
+    cols = [(head, width, groups) for _, head, width, groups, _ in CLASS_COLS]
+    rows = []
+    for cls in doc["classes"] + [doc["totals"]]:
+        row = [fmt(cls.get(key)) for key, _, _, _, fmt in CLASS_COLS]
+        if cls is doc["totals"]:
+            row[0] = "total"
+        rows.append(row)
+    e.table(CLASS_TITLES, cols, rows, total=True)
+    text_histogram(e, doc)
+    text_advisor(e, doc)
+    text_leaks(e, doc)
+    for key in ("fallback", "arenas"):
+        title, fields = SECTIONS_KV[key]
+        e.section(title)
+        for k, label, fmt in fields:
+            e.kv(label, fmt(doc[key][k]))
+        e.section_end()
+    text_frames(e, doc)
+    text_timeline(e, doc)
+    title, fields = SECTIONS_KV["purge"]
+    e.section(title)
+    for k, label, fmt in fields:
+        e.kv(label, fmt(doc["purge"][k]))
+    e.section_end()
+    text_sites(e, doc)
+    return e.result()
+
+
+def text_histogram(e, doc):
+    rows = []
+    for cls in doc["classes"]:
+        hist = cls.get("request_histogram") or []
+        size = cls["size"]
+        for b, n in enumerate(hist):
+            if not n:
+                continue
+            to = b * 16
+            rows.append([f_size(size), f_count(to - 15 if b else 0), f_count(to), f_count(n),
+                         f_permille(ratio(n, cls["allocs"])),
+                         f_permille(ratio(size - to if size > to else 0, size))])
+    cols = (("class", 6, 0), ("from", 6, 1), ("to", 6, 1), ("requests", 10, 1),
+            ("share", 6, 1), ("waste", 6, 1))
+    e.table(("request sizes (16 B buckets; share of the class's allocations; waste: block "
+             "bytes a request of `to` bytes leaves unused)",), cols, rows)
+
+
+def text_advisor(e, doc):
+    adv = doc.get("advisor")
+    if adv is None:
+        return
+    e.section(None)
+    ranking = adv.get("ranking") or []
+    rows = [[f_size(a["size"]), f_bytes(a["wasted_bytes"]), f_permille(a["waste_permille"]),
+             f_size(a["intermediate_size"]), f_count(a["fitting_requests"]),
+             f_bytes(a["saved_bytes"]), f_permille(a["saved_permille"])] for a in ranking]
+    cols = (("class", 6, 0), ("wasted", 9, 1), ("waste", 6, 1), ("split", 6, 1),
+            ("fits", 9, 1), ("saved", 9, 1), ("saved%", 6, 1))
+    e.table(("advisor: bytes lost to rounding up (cumulative), most first; saved: what a "
+             "class at 3/4 of the size would have saved",), cols, rows)
+    by_size = {c["size"]: c for c in doc["classes"]}
+    said = 0
+    for a in ranking:
+        if said == 3:
+            break
+        if not a["saved_bytes"]:
+            continue
+        cls = by_size.get(a["size"], {})
+        e.text("  -> a %s class would have saved %s (%s of the %s blocks): %s of %s requests fit"
+               % (f_size(a["intermediate_size"]), f_bytes(a["saved_bytes"]),
+                  f_permille(ratio(a["saved_bytes"], cls.get("total_block_bytes"))),
+                  f_size(a["size"]), f_count(a["fitting_requests"]),
+                  f_count(cls.get("allocs"))))
+        e.text_end()
+        said += 1
+    if said == 0:
+        e.text("  -> no intermediate class would have saved anything")
+        e.text_end()
+    e.section_end()
+
+
+def text_leaks(e, doc):
+    leaks = doc["leaks"]
+    e.section("leaks: still live at exit" if doc["reason"] == "exit" else "leaks: still live now")
+    e.kv("class blocks", f_count(leaks["blocks"]))
+    e.kv("block bytes", f_bytes(leaks["block_bytes"]))
+    e.kv("requested", f_bytes(leaks["requested_bytes"]))
+    e.kv("system blocks", f_count(leaks["fallback_blocks"]))
+    e.kv("system bytes", f_bytes(leaks["fallback_bytes"]))
+    rows = [[f_size(r["size"]), f_count(r["blocks"]), f_bytes(r["block_bytes"]),
+             f_bytes(r["requested_bytes"])] for r in leaks["classes"]]
+    cols = (("class", 6, 0), ("blocks", 9, 1), ("bytes", 9, 1), ("requested", 9, 1))
+    e.table(("  by class",), cols, rows)
+    e.section_end()
+
+
+def text_frames(e, doc):
+    fr = doc["frames"]
+    e.section("frames (sc_frame_mark)")
+    if not fr["frames"]:
+        e.text("  no frames marked (call sc_frame_mark() once per frame)")
+        e.text_end()
+    else:
+        for key, label, fmt in FRAME_FIELDS:
+            e.kv(label, fmt(fr[key]))
+    e.section_end()
+
+
+def text_timeline(e, doc):
+    tl = doc["frame_timeline"]
+    if tl is None:
+        e.text_end()
+        e.text("frame timeline: off (SIZECLASS_FRAME_HISTORY=0)")
+        e.text_end()
+        return
+    if not tl:
+        return
+    rows = [[fmt(f.get(key)) for key, _, _, _, fmt in TIMELINE_COLS]
+            for f in tl[-TIMELINE_TEXT_FRAMES:]]
+    cols = [(head, width, groups) for _, head, width, groups, _ in TIMELINE_COLS]
+    e.table(("frame timeline: the last frames (all kept frames, per class, in the JSON form; "
+             "bytes: requested, blk-: blocks x class size)",), cols, rows)
+
+
+def text_sites(e, doc):
+    sampling, sites = doc.get("site_sampling"), doc.get("sites")
+    if sampling is None or sites is None:
+        e.text_end()
+        e.text("sites: not recorded (SIZECLASS_SITES=on records who allocates each class)")
+        e.text_end()
+        return
+    rate, charge = sampling["rate_bytes"], sampling["charge_bytes"]
+    e.text_end()
+    if rate == 1:
+        e.text("sites: who allocates each class (every allocation recorded: exact counts)")
+    else:
+        e.text("sites: who allocates each class (sampled: about one allocation per %s requested, "
+               "at least one in %s; estimates)" % (f_bytes(rate), f_count(rate // max(charge, 1))))
+    e.text_end()
+    e.text("      allocs      live     wasted  function < callers")
+    e.text_end()
+    if not sites:
+        e.text("  (none)")
+        e.text_end()
+    rankings = (("allocs", "by allocations"), ("live_blocks", "by live blocks (leaks at exit)"),
+                ("wasted_bytes", "by bytes wasted to rounding up"))
+    for size in CLASS_SIZES + (0,):
+        for key, title in rankings:
+            top = rank_sites(sites, size, key, 3)
+            if not top:
+                continue
+            e.text("  %s %s" % ("system (> 1024 B)" if size == 0 else f_size(size), title))
+            e.text_end()
+            for s in top:
+                e.text("  %s  %s  %s  %s" % (f_count(s["allocs"]).rjust(10),
+                                             f_count(s["live_blocks"]).rjust(8),
+                                             f_bytes(s["wasted_bytes"]).rjust(9), site_chain(s)))
+                e.text_end()
