@@ -96,8 +96,12 @@ for pkg in $lib_pkg $dev_pkg; do
   find "$root" -type f -exec chmod 644 {} +
 done
 chmod 755 "$out/$lib_pkg/usr/bin/sizeclass-run" "$out/$lib_pkg/usr/bin/sizeclass-report"
-# The report tool is a Python 3 script: the installed one names Debian's python3.
-sed -i '1s|^#!/usr/bin/env python3$|#!/usr/bin/python3|' "$out/$lib_pkg/usr/bin/sizeclass-report"
+# The report tool is a Python 3 zipapp: the installed one names Debian's python3
+# (zipapp copies an archive with a new interpreter line).
+python3 -m zipapp "$out/$lib_pkg/usr/bin/sizeclass-report" -p /usr/bin/python3 \
+  -o "$out/sizeclass-report.pyz"
+mv "$out/sizeclass-report.pyz" "$out/$lib_pkg/usr/bin/sizeclass-report"
+chmod 755 "$out/$lib_pkg/usr/bin/sizeclass-report"
 
 # The exported symbols must be those of the symbols file.
 want=$(sed -n 's/^ \([^@ ]*\)@Base .*/\1/p' $src/libsizeclass.symbols.in | sort)
