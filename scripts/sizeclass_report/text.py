@@ -1,5 +1,22 @@
 # SPDX-License-Identifier: MIT
-"""text.py — the text report."""
+"""text.py — the text report: the one text renderer of sizeclass-report.
+
+The library writes its text report itself, in C, from live counters and from
+signal handlers (src/report/emit.c renders what report.c, report_sites.c and
+report_timeline.c describe as tables): it cannot hand that job to Python.
+This module renders the same text from the JSON form, and nothing else in
+the tool does (the page and diff have their own, different output). To keep
+the two renderers one design, the tables here are the C tables, table for
+table: the same (JSON key, head, width, groups) columns and titles under the
+C array names (C_TABLES, C_TITLES), the same key/value layout (KV_*). Two
+tests hold them together: tests/report/test_text_tables.py reads the C
+sources and fails on any difference in a table, and tests/test_report.c
+(text_is_the_library_text_*) compares this module's text with the library's
+own, byte for byte, for the same moment of one process.
+
+Sections the library's JSON has but this module renders with tables of its
+own (no C table to mirror yet): tags, threads, budgets and snapshots, after
+the sites."""
 
 from .fmt import f_bytes, f_count, f_ns, f_permille, f_size, f_tenths, f_utc_ms, ratio
 from .schema import CLASS_SIZES
@@ -9,7 +26,7 @@ from .sites import rank_sites, site_chain
 class TextEmitter:
     """The text half of src/report/emit.c: sections, key/value lines, tables."""
 
-    KV_LABEL_WIDTH, KV_VALUE_WIDTH, KV_PER_LINE = 18, 10, 3
+    KV_LABEL_WIDTH, KV_VALUE_WIDTH, KV_PER_LINE = 18, 10, 3  # emit.c's KV_* defines
 
     def __init__(self):
         self.parts = []
@@ -170,7 +187,51 @@ TIMELINE_COLS = (
     ("live_block_bytes", "live-blk", 10, 1, f_bytes),
     ("live_blocks", "live", 8, 1, f_count),
 )
-TIMELINE_TEXT_FRAMES = 10
+TIMELINE_TEXT_FRAMES = 10  # report_timeline.c's TEXT_FRAMES
+TIMELINE_TITLES = ("frame timeline: the last frames (all kept frames, per class, in the JSON "
+                   "form; bytes: requested, blk-: blocks x class size)",)
+
+# The text-only tables of report.c (rows made by the functions below).
+HIST_COLS = (
+    (None, "class", 6, 0),
+    (None, "from", 6, 1),
+    (None, "to", 6, 1),
+    (None, "requests", 10, 1),
+    (None, "share", 6, 1),
+    (None, "waste", 6, 1),
+)
+HIST_TITLES = ("request sizes (16 B buckets; share of the class's allocations; waste: block "
+               "bytes a request of `to` bytes leaves unused)",)
+ADVICE_COLS = (
+    ("size", "class", 6, 0),
+    ("wasted_bytes", "wasted", 9, 1),
+    ("waste_permille", "waste", 6, 1),
+    ("intermediate_size", "split", 6, 1),
+    ("fitting_requests", "fits", 9, 1),
+    ("saved_bytes", "saved", 9, 1),
+    ("saved_permille", "saved%", 6, 1),
+)
+ADVICE_TITLES = ("advisor: bytes lost to rounding up (cumulative), most first; saved: what a "
+                 "class at 3/4 of the size would have saved",)
+LEAK_COLS = (
+    ("size", "class", 6, 0),
+    ("blocks", "blocks", 9, 1),
+    ("block_bytes", "bytes", 9, 1),
+    ("requested_bytes", "requested", 9, 1),
+)
+LEAK_TITLES = ("  by class",)
+
+# The C arrays these mirror (tests/report/test_text_tables.py compares them).
+C_TABLES = {"class_cols": CLASS_COLS, "hist_cols": HIST_COLS, "advice_cols": ADVICE_COLS,
+            "leak_cols": LEAK_COLS, "tl_cols": TIMELINE_COLS}
+C_TITLES = {"class_table": CLASS_TITLES, "hist_table": HIST_TITLES,
+            "advice_table": ADVICE_TITLES, "leak_table": LEAK_TITLES,
+            "tl_text": TIMELINE_TITLES}
+
+
+def _cols(table):
+    """(head, width, groups) of the text columns of a table."""
+    return [(c[1], c[2], c[3]) for c in table if c[1] is not None]
 
 def text_whose(e, doc, proc):
     """The lines under the header: whose report it is, and which tier and
@@ -213,7 +274,7 @@ def text_report(doc):
         e.text("incomplete: another thread held the segment lock, some pages' counts are "
                "missing from this report")
         e.text_end()
-    cols = [(head, width, groups) for _, head, width, groups, _ in CLASS_COLS]
+    cols = _cols(CLASS_COLS)
     rows = []
     for cls in doc["classes"] + [doc["totals"]]:
         row = [fmt(cls.get(key)) for key, _, _, _, fmt in CLASS_COLS]
@@ -253,10 +314,7 @@ def text_histogram(e, doc):
             rows.append([f_size(size), f_count(to - 15 if b else 0), f_count(to), f_count(n),
                          f_permille(ratio(n, cls["allocs"])),
                          f_permille(ratio(size - to if size > to else 0, size))])
-    cols = (("class", 6, 0), ("from", 6, 1), ("to", 6, 1), ("requests", 10, 1),
-            ("share", 6, 1), ("waste", 6, 1))
-    e.table(("request sizes (16 B buckets; share of the class's allocations; waste: block "
-             "bytes a request of `to` bytes leaves unused)",), cols, rows)
+    e.table(HIST_TITLES, _cols(HIST_COLS), rows)
 
 
 def text_advisor(e, doc):
@@ -268,10 +326,7 @@ def text_advisor(e, doc):
     rows = [[f_size(a["size"]), f_bytes(a["wasted_bytes"]), f_permille(a["waste_permille"]),
              f_size(a["intermediate_size"]), f_count(a["fitting_requests"]),
              f_bytes(a["saved_bytes"]), f_permille(a["saved_permille"])] for a in ranking]
-    cols = (("class", 6, 0), ("wasted", 9, 1), ("waste", 6, 1), ("split", 6, 1),
-            ("fits", 9, 1), ("saved", 9, 1), ("saved%", 6, 1))
-    e.table(("advisor: bytes lost to rounding up (cumulative), most first; saved: what a "
-             "class at 3/4 of the size would have saved",), cols, rows)
+    e.table(ADVICE_TITLES, _cols(ADVICE_COLS), rows)
     by_size = {c["size"]: c for c in doc["classes"]}
     said = 0
     for a in ranking:
@@ -303,8 +358,7 @@ def text_leaks(e, doc):
     e.kv("system bytes", f_bytes(leaks["fallback_bytes"]))
     rows = [[f_size(r["size"]), f_count(r["blocks"]), f_bytes(r["block_bytes"]),
              f_bytes(r["requested_bytes"])] for r in leaks["classes"]]
-    cols = (("class", 6, 0), ("blocks", 9, 1), ("bytes", 9, 1), ("requested", 9, 1))
-    e.table(("  by class",), cols, rows)
+    e.table(LEAK_TITLES, _cols(LEAK_COLS), rows)
     e.section_end()
 
 
@@ -331,9 +385,7 @@ def text_timeline(e, doc):
         return
     rows = [[fmt(f.get(key)) for key, _, _, _, fmt in TIMELINE_COLS]
             for f in tl[-TIMELINE_TEXT_FRAMES:]]
-    cols = [(head, width, groups) for _, head, width, groups, _ in TIMELINE_COLS]
-    e.table(("frame timeline: the last frames (all kept frames, per class, in the JSON form; "
-             "bytes: requested, blk-: blocks x class size)",), cols, rows)
+    e.table(TIMELINE_TITLES, _cols(TIMELINE_COLS), rows)
 
 
 def text_sites(e, doc):
