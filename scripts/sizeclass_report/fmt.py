@@ -2,6 +2,7 @@
 """fmt.py — numbers as the library writes them (src/report/emit.c)."""
 
 import datetime
+import re
 from decimal import Decimal
 
 
@@ -64,3 +65,15 @@ def f_utc_ms(ms):
 
 def class_label(size):
     return "system" if size == 0 else "%d B" % size
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+NAME_CAP = 300
+
+
+def f_name(v, n=NAME_CAP):
+    """A name from the program (a tag, a thread, a snapshot) for a text line:
+    control characters (newlines, tabs, escapes) shown as \\xNN, at most n
+    characters."""
+    s = _CONTROL.sub(lambda m: "\\x%02x" % ord(m.group()), "" if v is None else str(v))
+    return s if len(s) <= n else s[:n - 1] + "\u2026"

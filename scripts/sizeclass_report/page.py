@@ -6,8 +6,10 @@ import html
 import re
 
 from .fmt import class_label, f_bytes, f_tenths, ratio
-from .schema import CLASS_SIZES, REASONS, ReportError, SCHEMA, peak_bytes, program_name
-from .sites import program_frames, site_chain, strip_startup
+from .schema import (CLASS_SIZES, ReportError, SCHEMA, budget_note, failed_reason, peak_bytes,
+                     program_name, reason_words, tag_budget, thread_name, thread_state)
+from .sites import (label_same_function, program_frames, site_chain, site_locations, site_source,
+                    strip_startup)
 
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
@@ -153,8 +155,14 @@ def page_header(doc, src, folded_src):
     if isinstance(start, int) and not isinstance(start, bool):
         when = datetime.datetime.fromtimestamp(start / 1000.0, datetime.timezone.utc)
         row("started", esc(when.strftime("%Y-%m-%d %H:%M:%S UTC")))
-    row("run time", esc(h_duration(proc.get("wall_ns"))) + " (report %s)"
-        % esc(REASONS.get(doc["reason"], doc["reason"])))
+    snap = doc.get("snapshot")
+    if snap:
+        row("snapshot", '<b class="mono">%s</b> at frame %s, %s into the run' % (
+            esc(cap(snap["name"])), h_count(snap.get("frame")),
+            esc(h_duration(snap.get("wall_ns")))))
+    else:
+        row("run time", esc(h_duration(proc.get("wall_ns"))) + " (report %s)"
+            % esc(reason_words(doc["reason"])))
     row("tier", "<b>%s</b>%s" % (esc(tier), ' <span class="muted">(from the report\'s figures)'
                                            "</span>" if tier_derived else ""))
     row("features", (esc(", ".join(feats)) if feats else "none")
@@ -169,7 +177,7 @@ def page_header(doc, src, folded_src):
     tiles = [
         ("class allocations", h_count(tot["allocs"])),
         ("reused (hit rate)", h_pct(tot["hit_rate_permille"])),
-        ("peak bytes", h_bytes(peak_bytes(doc))),
+        ("peak bytes (classes + system allocator)", h_bytes(peak_bytes(doc))),
         ("live at the report", h_bytes(doc["leaks"]["block_bytes"]
                                        + doc["leaks"]["fallback_bytes"])),
     ]
@@ -178,9 +186,16 @@ def page_header(doc, src, folded_src):
         tiles.append(("frames with no fresh carve", h_pct(fr["zero_fresh_permille"])
                       if fr["steady_frames"] else "no frame after warm-up"))
     title = "libsizeclass report" + (": " + name if name else "")
-    return ('<header id="summary"><h1>%s</h1><dl class="meta">%s</dl><div class="tiles">%s'
+    if snap:
+        title = "libsizeclass snapshot %s" % cap(snap["name"], 80) + (" of " + name if name else "")
+    alert = ""
+    if failed_reason(doc["reason"]) and not snap:
+        alert = ('<p class="alert" id="reason">The program did not end normally: this report '
+                 'was written %s (reason <b class="mono">%s</b>).</p>'
+                 % (esc(reason_words(doc["reason"])), esc(cap(doc["reason"], 500))))
+    return ('<header id="summary"><h1>%s</h1>%s<dl class="meta">%s</dl><div class="tiles">%s'
             "</div></header>"
-            % (esc(title), "".join(rows),
+            % (esc(title), alert, "".join(rows),
                "".join('<div class="tile"><span>%s</span><b>%s</b></div>' % (esc(k), esc(v))
                        for k, v in tiles)))
 
@@ -253,7 +268,8 @@ def section_classes(doc):
                pct_cell(c["hit_rate_permille"] if c["allocs"] else None, OI["green"]),
                util_cell(c["peak_utilization_permille"],
                          c["peak_internal_fragmentation_permille"], exact),
-               pct_cell(c["external_fragmentation_permille"], OI["orange"]),
+               pct_cell(c["external_fragmentation_permille"] if c["live_blocks"] else None,
+                        OI["orange"]),
                esc(h_bytes(c["wasted_bytes"])), adv))
     head = ("<tr><th class=\"l\">class</th><th>blocks live / peak</th><th>allocations</th>"
             "<th>hit rate</th><th>utilization / internal frag. at peak</th>"
@@ -657,7 +673,7 @@ def site_rows_folded(folded):
     return out
 
 
-def section_sites(doc, folded):
+def section_sites(doc, folded, lines=None):
     sites = doc.get("sites")
     if sites is None and folded is None:
         return ('<section id="sites"><h2>Allocation sites</h2><p class="note">Not recorded: run '
@@ -679,17 +695,32 @@ def section_sites(doc, folded):
             continue
         total = class_allocs(doc, size)
         body = []
+        shown = [r.site for r in mine[:SITE_ROWS] if isinstance(r, SiteRow)]
+        same = {}
+        if lines is not None and shown:
+            lines.resolve(loc for s in shown for loc in site_locations(s))
+            same = label_same_function(shown, lines, lambda s: site_chain(s, 8))
         for r in mine[:SITE_ROWS]:
             chain, where, badges = r.text()
+            source, title = None, where
+            if isinstance(r, SiteRow) and lines is not None:
+                source = site_source(r.site, lines)
+                if id(r.site) in same:  # two calls in one function: which one
+                    label = same[id(r.site)]
+                    badges = badges + [label.split(" at ")[0] if source else label]
+                if source:
+                    full = [lines.line(loc) for loc in site_locations(r.site)]
+                    title = "%s (%s)" % (" < ".join(w for w in full if w), where)
             badges = "".join('<span class="badge">%s</span>' % esc(b) for b in badges)
+            places = ((' <span class="where src">%s</span>' % esc(cap(source)) if source else "")
+                      + (' <span class="where">%s</span>' % esc(cap(where_short(where)))
+                         if where else ""))
             body.append('<tr><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td>'
                         '<td class="num">%s</td><td class="num">%s</td><td class="l mono chain" '
                         'title="%s">%s%s%s</td></tr>'
                         % (h_count(r.allocs), h_pct(ratio(r.allocs, total)), h_count(r.live),
-                           esc(h_bytes(r.wasted)), esc(h_bytes(r.requested)), esc(cap(where)),
-                           esc(cap(chain)), badges,
-                           ' <span class="where">%s</span>' % esc(cap(where_short(where)))
-                           if where else ""))
+                           esc(h_bytes(r.wasted)), esc(h_bytes(r.requested)), esc(cap(title)),
+                           esc(cap(chain)), badges, places))
         rest = mine[SITE_ROWS:]
         if rest:
             def total_of(key):
@@ -818,11 +849,18 @@ table.sites td.chain{white-space:normal;overflow-wrap:anywhere;width:62%}
 color:#000;font-family:"DejaVu Sans",sans-serif;font-size:11px}
 tr.other td{color:#555;font-style:italic}
 .where{color:#666;font-size:11px;margin-left:8px}
+.where.src{color:#0b4f80}
 .grid4{display:grid;grid-template-columns:repeat(4,minmax(0,1fr));gap:16px}
 dl.kv{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 12px;margin:0}
 dl.kv dt{color:#555}
 dl.kv dd{margin:0;text-align:right;font-variant-numeric:tabular-nums}
 footer{margin-top:30px;color:#666;font-size:12px}
+.alert{color:#8a1c00;font-weight:600}
+p.alert{background:#fde7df;border-left:4px solid #D55E00;padding:6px 10px;margin:0 0 10px}
+tr.breach td{background:#fde7df}
+td.name{white-space:normal;overflow-wrap:anywhere;max-width:320px}
+div.report{border-top:3px solid #0072B2;margin-top:24px}
+p.which{font-weight:600;color:#0072B2;margin:8px 0 0}
 """
 
 JS = """
@@ -862,24 +900,205 @@ JS = """
 })();
 """
 
-def html_page(doc, src, folded=None, folded_src=None):
+# ---- tags, threads, budgets, snapshots ----------------------------------------------------------
+
+def use_bar(peak, limit, breached=None):
+    """A budget's use: peak over limit as a bar (green, orange from 90 %,
+    vermillion over the limit) and its percentage."""
+    if peak is None or not limit:
+        return '<span class="muted">\u2013</span>'
+    frac = peak / float(limit)
+    over = breached if breached is not None else peak > limit
+    colour = OI["vermillion"] if over else (OI["orange"] if frac >= 0.9 else OI["green"])
+    pct = h_pct(peak * 1000 // limit)
+    return '%s <span class="v%s">%s</span>' % (svg_bar(frac, colour, 120, label="%s of the budget"
+                                                       % pct), " lost" if over else "", pct)
+
+
+def section_tags(doc):
+    tags = doc.get("tags")
+    if tags is None:
+        return ""
+    rows = []
+    for tag in tags:
+        b = tag_budget(doc, tag)
+        rows.append('<tr%s><td class="l name">%s</td><td class="num">%s</td><td class="num">%s'
+                    '</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td>'
+                    '<td class="num">%s</td><td class="num">%s</td><td class="l">%s</td></tr>'
+                    % (' class="breach"' if b and b[2] else "", esc(cap(tag["name"])),
+                       h_count(tag["allocs"]), h_count(tag["live_blocks"]),
+                       esc(h_bytes(tag["live_block_bytes"])), esc(h_bytes(tag["peak_block_bytes"])),
+                       esc(h_bytes(tag["system_peak_bytes"])),
+                       esc(h_bytes(b[0])) if b else '<span class="muted">none</span>',
+                       esc(h_bytes(b[1])) if b else "\u2013",
+                       use_bar(b[1], b[0], b[2]) if b else ""))
+    head = ('<tr><th class="l">tag</th><th>allocations</th><th>live blocks</th><th>live bytes'
+            '</th><th>peak bytes</th><th>system peak</th><th>budget</th><th>budget peak</th>'
+            '<th class="l">use of the budget</th></tr>')
+    chead = '<tr><th class="l">tag</th>%s</tr>' % "".join(
+        '<th><span class="sw" style="background:%s"></span>%d B</th>' % (class_colour(s), s)
+        for s in CLASS_SIZES)
+    crows = []
+    for tag in tags:
+        per = {c.get("size"): c for c in tag.get("classes") or []}
+        cells = []
+        for s in CLASS_SIZES:
+            c = per.get(s)
+            if c is None or not (c.get("allocs") or c.get("live_blocks")
+                                 or c.get("peak_live_blocks")):
+                cells.append('<td class="num muted">\u2013</td>')
+            else:
+                cells.append('<td class="num" title="%s allocations">%s / %s</td>'
+                             % (h_count(c.get("allocs")), h_count(c.get("live_blocks")),
+                                h_count(c.get("peak_live_blocks"))))
+        crows.append('<tr><td class="l name">%s</td>%s</tr>' % (esc(cap(tag["name"])),
+                                                                "".join(cells)))
+    return ('<section id="tags"><h2>Tags</h2><p class="note">Allocations by tag (sc_tag): '
+            "blocks and bytes of the classes, the system allocator\u2019s apart; a budget\u2019s "
+            "bar is the tag\u2019s peak over its budget.</p>"
+            '<table class="tags">%s%s</table><h3>Tags by class</h3><p class="note">Live / peak '
+            "blocks of each tag in each class.</p><table class=\"tags\">%s%s</table></section>"
+            % (head, "".join(rows), chead, "".join(crows)))
+
+
+def section_threads(doc):
+    threads = doc.get("threads")
+    if threads is None:
+        return ""
+    rows = []
+    for th in threads:
+        rows.append('<tr%s><td class="l name">%s</td><td class="num">%s</td><td class="l">%s</td>'
+                    '<td class="num">%s</td><td class="num">%s</td><td class="num">%s</td>'
+                    '<td class="num">%s</td><td class="num">%s</td><td class="num">%s</td></tr>'
+                    % (' class="idle"' if th.get("exited") else "", esc(cap(thread_name(th))),
+                       h_count(th.get("tid")), esc(thread_state(th)), h_count(th["allocs"]),
+                       h_count(th["frees"]), esc(h_bytes(th["live_block_bytes"])),
+                       esc(h_bytes(th["peak_block_bytes"])),
+                       esc(h_bytes(th["system_live_bytes"])), esc(h_bytes(th.get("budget")))))
+    return ('<section id="threads"><h2>Threads</h2><p class="note">Allocations by thread; '
+            "exited threads of one name are one row.</p><table class=\"threads\"><tr>"
+            '<th class="l">thread</th><th>tid</th><th class="l">state</th><th>allocations</th>'
+            "<th>frees</th><th>live bytes</th><th>peak bytes</th><th>system live</th>"
+            "<th>budget</th></tr>%s</table></section>" % "".join(rows))
+
+
+def section_budgets(doc):
+    budgets = doc.get("budgets")
+    if budgets is None:
+        return ""
+    rows = []
+    for b in budgets:
+        rows.append('<tr%s><td class="l name">%s</td><td class="num">%s</td><td class="num">%s'
+                    '</td><td class="num">%s</td><td class="l">%s</td><td class="l">%s</td></tr>'
+                    % (' class="breach"' if b["breached"] else "", esc(cap(b["what"])),
+                       esc(h_bytes(b["limit"])), esc(h_bytes(b["live"])),
+                       esc(h_bytes(b["peak"])), use_bar(b["peak"], b["limit"], b["breached"]),
+                       "<b>%s</b>" % esc(budget_note(b)) if b["breached"] else "ok"))
+    breached = sum(1 for b in budgets if b["breached"])
+    return ('<section id="budgets"><h2>Budgets</h2><p class="note%s">%s of %s budgets '
+            "breached.</p><table class=\"budgets\"><tr><th class=\"l\">budget</th><th>limit"
+            "</th><th>live</th><th>peak</th><th class=\"l\">use (peak / limit)</th>"
+            '<th class="l">state</th></tr>%s</table></section>'
+            % (" alert" if breached else "", h_count(breached), h_count(len(budgets)),
+               "".join(rows)))
+
+
+def section_snapshots(doc, src):
+    snaps = doc.get("snapshots")
+    if not snaps:
+        return ""
+    rows = []
+    for s in snaps:
+        rows.append('<tr><td class="l name">%s</td><td class="num">%s</td><td class="num">%s</td>'
+                    '<td class="num">%s</td><td class="num">%s</td><td class="num">%s</td>'
+                    '<td class="num">%s</td></tr>'
+                    % (esc(cap(s["name"])), h_count(s.get("frame")),
+                       esc(h_duration(s.get("wall_ns"))), h_count(s["totals"]["live_blocks"]),
+                       esc(h_bytes(s["totals"]["live_block_bytes"])),
+                       esc(h_bytes(s["totals"]["peak_block_bytes"])),
+                       esc(h_bytes(s["fallback"]["live_bytes"]))))
+    return ('<section id="snapshots"><h2>Snapshots</h2><p class="note">Named snapshots '
+            '(sc_snapshot), the last 32. One as a page: <span class="mono">sizeclass-report '
+            "html %s@NAME</span>; two compared: <span class=\"mono\">sizeclass-report diff "
+            "%s@A %s@B</span>.</p><table class=\"snapshots\"><tr><th class=\"l\">snapshot"
+            "</th><th>frame</th><th>time</th><th>live blocks</th><th>live bytes</th>"
+            "<th>peak bytes</th><th>system live</th></tr>%s</table></section>"
+            % (esc(src), esc(src), esc(src), "".join(rows)))
+
+
+# ---- the whole page -------------------------------------------------------------------------------
+
+SECTION_NAMES = (("summary", "Summary"), ("classes", "Size classes"),
+                 ("timeline", "Frame timeline"), ("sites", "Allocation sites"),
+                 ("tags", "Tags"), ("threads", "Threads"), ("budgets", "Budgets"),
+                 ("snapshots", "Snapshots"), ("memory", "Leaks and threads"))
+
+
+def report_body(doc, src, folded, folded_src, lines):
+    """The sections of one report (or snapshot), in page order."""
+    snap = doc.get("snapshot")
+    return "".join((
+        page_header(doc, src, folded_src),
+        section_budgets(doc),
+        section_classes(doc),
+        "" if snap else section_timeline(doc),
+        "" if snap else section_sites(doc, folded, lines),
+        section_tags(doc),
+        section_threads(doc),
+        section_snapshots(doc, src),
+        section_memory(doc),
+    ))
+
+
+_ID = re.compile(r'(<[a-z]+ [^>]*?\bid=")([^"]+")')
+
+
+def report_title(doc):
+    name, _ = program_name(doc)
+    return "%s, pid %s, report %s" % (name or "program not named", doc["process"]["pid"],
+                                       reason_words(doc["reason"]))
+
+
+def html_page(docs, src, folded=None, folded_src=None, lines=None):
+    """The page of a report, or of several (a file of several processes' reports,
+    or signal dumps): one section each under a chooser, newest last. folded
+    stacks go with the last report."""
+    if isinstance(docs, dict):
+        docs = [docs]
+    doc = docs[-1]
     name, _ = program_name(doc)
     title = "libsizeclass report" + (" \u2014 " + name if name else "") + \
         " (pid %s)" % doc["process"]["pid"]
-    nav = "".join('<a href="#%s">%s</a>' % (i, t) for i, t in (
-        ("summary", "Summary"), ("classes", "Size classes"), ("timeline", "Frame timeline"),
-        ("sites", "Allocation sites"), ("memory", "Leaks and threads")))
+    if len(docs) == 1:
+        body = report_body(doc, src, folded, folded_src, lines)
+        present = set(re.findall(r'<(?:section|header) id="([^"]+)"', body))
+        nav = "".join('<a href="#%s">%s</a>' % (i, t) for i, t in SECTION_NAMES
+                      if i in present)
+    else:
+        title += ", %d reports" % len(docs)
+        parts, links = [], []
+        for k, d in enumerate(docs, 1):
+            last = k == len(docs)
+            one = report_body(d, src, folded if last else None, folded_src if last else None,
+                              lines)
+            one = _ID.sub(lambda m: '%sr%d-%s' % (m.group(1), k, m.group(2)), one)
+            parts.append('<div class="report" id="r%d"><p class="which">Report %d of %d: %s</p>'
+                         "%s</div>" % (k, k, len(docs), esc(report_title(d)), one))
+            links.append('<li><a href="#r%d">%s</a>%s</li>'
+                         % (k, esc(report_title(d)),
+                            ' <b class="alert">%s</b>' % esc(cap(d["reason"], 200))
+                            if failed_reason(d["reason"]) else ""))
+        body = ('<section id="chooser"><h2>%d reports in %s</h2><p class="note">One per process '
+                "(or signal dumps of one): choose one; each has every section.</p><ol>%s</ol>"
+                "</section>%s" % (len(docs), esc(src), "".join(links), "".join(parts)))
+        nav = "".join('<a href="#r%d">report %d</a>' % (k, k) for k in range(1, len(docs) + 1))
     return "".join((
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="generator" content="sizeclass-report">',
         "<title>%s</title><style>%s</style></head><body>" % (esc(title), CSS),
         "<nav>%s</nav><main>" % nav,
-        page_header(doc, src, folded_src),
-        section_classes(doc),
-        section_timeline(doc),
-        section_sites(doc, folded),
-        section_memory(doc),
+        body,
         '<footer>Written by sizeclass-report from a libsizeclass JSON report (schema %s, '
         "version %d). The same report as text: <span class=\"mono\">sizeclass-report text "
         "%s</span>.</footer></main>" % (SCHEMA, doc["version"], esc(src)),

@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: MIT
-"""schema.py — reading libsizeclass JSON reports: parsing, the schema check,
-and the figures every view derives from a report."""
+"""schema.py — reading libsizeclass JSON reports: parsing, the schema check
+(also of the optional keys: reason, tags, threads, budgets, snapshots; each
+may be absent or null), a named snapshot as a report of its own (FILE@NAME),
+stdin (-), and the figures every view derives from a report."""
 
 import json
+import os
+import sys
 from decimal import Decimal
 
 
@@ -15,6 +19,7 @@ BUCKETS = 65
 
 class ReportError(Exception):
     """A file this tool cannot use: one line, exit status 2."""
+
 
 INT = (int,)
 NUM = (int, Decimal)
@@ -95,6 +100,36 @@ class Checker:
             if isinstance(v, bool) or not isinstance(v, types) or v < 0:
                 self.fail(where + k, "is not a count")
 
+    def row(self, v, where):
+        if not isinstance(v, dict):
+            self.fail(where, "is not an object")
+        return v
+
+    def string(self, parent, key, where, nullable=False):
+        if key not in parent:
+            self.fail(where + key, "is missing")
+        v = parent[key]
+        if v is None and nullable:
+            return None
+        if not isinstance(v, str):
+            self.fail(where + key, "is not a string")
+        return v
+
+    def boolean(self, parent, key, where):
+        if key not in parent:
+            self.fail(where + key, "is missing")
+        if not isinstance(parent[key], bool):
+            self.fail(where + key, "is not true or false")
+
+    def optional_list(self, parent, key, where):
+        """An optional key: absent or null (None), else a list of objects."""
+        v = parent.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, list):
+            self.fail(where + key, "is not a list or null")
+        return [self.row(r, "%s%s[%d]" % (where, key, i)) for i, r in enumerate(v)]
+
 
 CLASS_INT_KEYS = (
     "pages", "reserved_bytes", "capacity_blocks", "live_blocks", "peak_live_blocks", "allocs",
@@ -126,19 +161,7 @@ def check_report(doc, path):
     proc = c.obj(doc, "process", "")
     c.nums(proc, ("pid", "wall_ns", "peak_rss_bytes", "rss_bytes"), "process.")
     c.nums(doc, ("exact_statistics", "counts_complete"), "")
-    classes = c.lst(doc, "classes", "", length=len(CLASS_SIZES))
-    for i, cls in enumerate(classes):
-        where = "classes[%d]." % i
-        if not isinstance(cls, dict):
-            c.fail("classes[%d]" % i, "is not an object")
-        if cls.get("size") != CLASS_SIZES[i]:
-            c.fail(where + "size", "is not %d" % CLASS_SIZES[i])
-        c.nums(cls, CLASS_INT_KEYS, where)
-        c.nums(cls, ("mean_request_bytes",), where, NUM)
-        c.lst(cls, "request_histogram", where, nullable=True, length=BUCKETS)
-    totals = c.obj(doc, "totals", "")
-    c.nums(totals, CLASS_INT_KEYS, "totals.")
-    c.nums(totals, ("mean_request_bytes",), "totals.", NUM)
+    check_classes(c, doc, "")
     adv = c.obj(doc, "advisor", "", nullable=True)
     if adv is not None:
         for i, row in enumerate(c.lst(adv, "ranking", "advisor.")):
@@ -150,9 +173,7 @@ def check_report(doc, path):
                    "fallback_bytes"), "leaks.")
     for i, row in enumerate(c.lst(leaks, "classes", "leaks.")):
         c.nums(row, ("size", "blocks", "block_bytes", "requested_bytes"), "leaks.classes[%d]." % i)
-    c.nums(c.obj(doc, "fallback", ""), ("malloc_calls", "realloc_calls", "aligned_calls",
-                                        "allocs", "frees", "live_blocks", "total_bytes",
-                                        "live_bytes", "peak_live_bytes"), "fallback.")
+    check_fallback(c, doc, "")
     c.nums(c.obj(doc, "arenas", ""), ("created", "live", "adopted", "threads"), "arenas.")
     frames = c.obj(doc, "frames", "")
     c.nums(frames, ("frames", "warmup_frames", "steady_frames", "zero_fresh_frames",
@@ -185,25 +206,164 @@ def check_report(doc, path):
         c.nums(s, ("class", "allocs", "live_blocks", "wasted_bytes", "requested_bytes"), where)
         if not isinstance(s.get("frames"), list) or not isinstance(s.get("locations"), list):
             c.fail(where + "frames", "is missing")
+    check_tags_threads(c, doc, "")
+    for i, b in enumerate(c.optional_list(doc, "budgets", "") or []):
+        where = "budgets[%d]." % i
+        c.string(b, "what", where)
+        c.nums(b, ("limit", "live", "peak", "first_breach_frame"), where)
+        c.boolean(b, "breached", where)
+    for i, s in enumerate(c.optional_list(doc, "snapshots", "") or []):
+        where = "snapshots[%d]." % i
+        c.string(s, "name", where)
+        c.nums(s, ("frame", "wall_ns"), where)
+        check_classes(c, s, where)
+        check_fallback(c, s, where)
+        check_tags_threads(c, s, where)
     return doc
 
 
-def read_reports(path):
-    """Every report of the file at path, checked."""
+def check_classes(c, doc, where0):
+    classes = c.lst(doc, "classes", where0, length=len(CLASS_SIZES))
+    for i, cls in enumerate(classes):
+        where = "%sclasses[%d]." % (where0, i)
+        c.row(cls, where[:-1])
+        if cls.get("size") != CLASS_SIZES[i]:
+            c.fail(where + "size", "is not %d" % CLASS_SIZES[i])
+        c.nums(cls, CLASS_INT_KEYS, where)
+        c.nums(cls, ("mean_request_bytes",), where, NUM)
+        c.lst(cls, "request_histogram", where, nullable=True, length=BUCKETS)
+    totals = c.obj(doc, "totals", where0)
+    c.nums(totals, CLASS_INT_KEYS, where0 + "totals.")
+    c.nums(totals, ("mean_request_bytes",), where0 + "totals.", NUM)
+
+
+def check_fallback(c, doc, where0):
+    c.nums(c.obj(doc, "fallback", where0), ("malloc_calls", "realloc_calls", "aligned_calls",
+                                            "allocs", "frees", "live_blocks", "total_bytes",
+                                            "live_bytes", "peak_live_bytes"),
+           where0 + "fallback.")
+
+
+TAG_KEYS = ("allocs", "frees", "live_blocks", "live_requested_bytes", "peak_requested_bytes",
+            "live_block_bytes", "peak_block_bytes", "system_live_bytes", "system_peak_bytes")
+THREAD_KEYS = ("allocs", "frees", "live_block_bytes", "peak_block_bytes", "system_live_bytes")
+
+
+def check_tags_threads(c, doc, where0):
+    for i, tag in enumerate(c.optional_list(doc, "tags", where0) or []):
+        where = "%stags[%d]." % (where0, i)
+        c.string(tag, "name", where)
+        c.nums(tag, ("budget",), where)
+        c.nums(tag, TAG_KEYS, where)
+        for k, row in enumerate(c.lst(tag, "classes", where, nullable=True) or []):
+            w = "%sclasses[%d]" % (where, k)
+            c.row(row, w)
+            c.nums(row, ("size", "live_blocks", "peak_live_blocks", "allocs"), w + ".")
+    for i, th in enumerate(c.optional_list(doc, "threads", where0) or []):
+        where = "%sthreads[%d]." % (where0, i)
+        c.string(th, "name", where, nullable=True)
+        c.nums(th, ("tid", "count", "budget"), where)
+        c.boolean(th, "exited", where)
+        c.nums(th, THREAD_KEYS, where)
+
+
+TEXT_HEADER = "== libsizeclass statistics ("
+_STDIN = []
+
+
+def read_input(path):
+    """The bytes of path; - is stdin (read once, however often it is named)."""
+    if path == "-":
+        if not _STDIN:
+            _STDIN.append(sys.stdin.buffer.read())
+        return _STDIN[0]
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            return f.read()
     except OSError as e:
         raise ReportError("%s: %s" % (path, e.strerror or e))
+
+
+def read_reports(path):
+    """Every report of the file at path (- for stdin), checked."""
+    raw = read_input(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ReportError("%s: not a libsizeclass report (not UTF-8 text)" % path)
+    if text.lstrip().startswith(TEXT_HEADER):
+        raise ReportError("%s: this is a text report; run with SIZECLASS_STATS_FORMAT=json "
+                          "(or SIZECLASS_STATS=FILE.json) for a report this tool reads" % path)
     return [check_report(d, path) for d in parse_documents(text, path)]
+
+
+def split_source(arg):
+    """FILE or FILE@SNAPSHOT: (file, snapshot name or None). A file that exists
+    under the whole name is that file (its name may hold an @)."""
+    if arg == "-" or "@" not in arg or os.path.exists(arg):
+        return arg, None
+    path, _, name = arg.rpartition("@")
+    return path, name
+
+
+def read_sources(arg):
+    """The reports named by a command line argument: every report of FILE, or
+    the snapshot FILE@NAME of its last report, as a report of its own."""
+    path, name = split_source(arg)
+    docs = read_reports(path)
+    if name is None:
+        return docs
+    return [snapshot_report(docs[-1], name, path)]
+
+
+def read_source(arg):
+    return read_sources(arg)[-1]
 
 
 def read_report(path):
     return read_reports(path)[-1]
+
+
+def snapshot_report(doc, name, path):
+    """The snapshot of doc named name (the last of that name: a name taken
+    again replaces it) as a report: its classes, totals, system allocator,
+    tags and threads; the process of doc; what a snapshot does not hold
+    (sites, the advisor, the frame timeline, purges) left out, and "snapshot"
+    saying which one it is. Leaks are what was live at the snapshot."""
+    snaps = doc.get("snapshots") or []
+    found = [s for s in snaps if s["name"] == name]
+    if not found:
+        names = ", ".join(json.dumps(s["name"]) for s in snaps[-8:])
+        raise ReportError("%s: no snapshot named %s (%s)" % (
+            path, json.dumps(name), "snapshots: " + names if snaps
+            else "the report has no snapshots: the program calls sc_snapshot(name)"))
+    s = found[-1]
+    out = dict(doc)
+    for k in ("classes", "totals", "fallback", "tags", "threads"):
+        out[k] = s.get(k)
+    out["process"] = dict(doc["process"], wall_ns=s.get("wall_ns"), rss_bytes=None,
+                          peak_rss_bytes=None)
+    out["snapshot"] = {"name": s["name"], "frame": s.get("frame"), "wall_ns": s.get("wall_ns")}
+    out["snapshots"] = []
+    out["budgets"] = None
+    out["advisor"] = None
+    out["sites"] = out["site_sampling"] = None
+    out["frame_timeline"] = None
+    totals, fb = out["totals"], out["fallback"]
+    out["leaks"] = {
+        "blocks": totals["live_blocks"], "block_bytes": totals["live_block_bytes"],
+        "requested_bytes": totals["live_requested_bytes"],
+        "fallback_blocks": fb["live_blocks"], "fallback_bytes": fb["live_bytes"],
+        "classes": [{"size": c["size"], "blocks": c["live_blocks"],
+                     "block_bytes": c["live_block_bytes"],
+                     "requested_bytes": c["live_requested_bytes"]}
+                    for c in out["classes"] if c["live_blocks"]]}
+    frames = dict.fromkeys(doc["frames"], None)
+    frames.update(frames=s.get("frame") or 0, warmup_frames=doc["frames"]["warmup_frames"])
+    out["frames"] = frames
+    out["purge"] = dict.fromkeys(doc["purge"], None)
+    out["arenas"] = dict.fromkeys(doc["arenas"], None)
+    return out
 
 
 def program_name(doc):
@@ -222,4 +382,60 @@ def peak_bytes(doc):
     return None if a is None or b is None else a + b
 
 
-REASONS = {"exit": "at exit", "signal": "on a signal", "request": "by sc_stats_print"}
+REASONS = {"exit": "at exit", "signal": "on a signal", "request": "by sc_stats_print",
+           "_exit": "when the program called _exit"}
+# Reasons that say the run did not end as planned: the views show them first.
+FAILED_REASONS = ("abort: ", "terminated: ", "crash: ", "_exit")
+
+
+def reason_words(reason):
+    """How the report came to be written, in words."""
+    if reason in REASONS:
+        return REASONS[reason]
+    for prefix, words in (("abort: ", "on the library's abort: "),
+                          ("terminated: ", "when terminated by "),
+                          ("crash: ", "on a crash: ")):
+        if reason.startswith(prefix):
+            return words + reason[len(prefix):]
+    return reason
+
+
+def failed_reason(reason):
+    """Whether reason says the program did not end normally."""
+    return isinstance(reason, str) and reason.startswith(FAILED_REASONS)
+
+
+def tag_peak(t):
+    """A tag's peak bytes against its budget: its class blocks' and its system
+    allocator's peaks (None when either is not tracked)."""
+    a, b = t.get("peak_block_bytes"), t.get("system_peak_bytes")
+    return None if a is None else a + (b or 0)
+
+def thread_name(t):
+    name = t.get("name")
+    return name if name else "(unnamed)"
+
+def thread_state(t):
+    if not t.get("exited"):
+        return "running"
+    n = t.get("count") or 1
+    return "exited" if n == 1 else "exited x%d" % n
+
+def budget_note(b):
+    if not b.get("breached"):
+        return "ok"
+    frame = b.get("first_breach_frame")
+    return "BREACHED" + (" at frame %d" % frame if frame is not None else "")
+
+
+def tag_budget(doc, tag):
+    """(limit, peak, breached) of a tag's budget: its "tag:NAME" row of the
+    budgets when there is one, else the tag's own budget against its peak;
+    None when it has none."""
+    for b in doc.get("budgets") or []:
+        if b["what"] == "tag:" + tag["name"]:
+            return b["limit"], b["peak"], b["breached"]
+    if tag.get("budget") is None:
+        return None
+    peak = tag_peak(tag)
+    return tag["budget"], peak, peak is not None and peak > tag["budget"]

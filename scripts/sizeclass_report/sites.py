@@ -1,5 +1,14 @@
 # SPDX-License-Identifier: MIT
-"""sites.py — allocation sites: which frames are the program's, their text line."""
+"""sites.py — allocation sites: which frames are the program's, their text
+line, and where they are in the source (file:line, from binutils' addr2line at
+render time when the program has debug information; the library records
+object+offset only). Two sites of one class in one function (two calls to
+malloc in resolve_merges) show the same names: label_same_function tells
+them apart by their lines (or offsets, without debug information)."""
+
+import os
+import re
+import subprocess
 
 # The C library's objects (src/util/symbolize.c): a site's text line stops there.
 LIBC_OBJECTS = ("libc.so", "ld-linux", "libpthread.so", "libdl.so", "librt.so")
@@ -74,3 +83,116 @@ def rank_sites(sites, size, key, k):
             if s["class"] == size and s[key]]
     mine.sort()
     return [sites[i] for _, _, i in mine[:k]]
+
+
+def split_location(loc):
+    """"MODULE+0xOFFSET" -> (module, offset); (None, None) when it is not one."""
+    if not isinstance(loc, str):
+        return None, None
+    module, sep, off = loc.rpartition("+0x")
+    if not sep or not module:
+        return None, None
+    try:
+        return module, int(off, 16)
+    except ValueError:
+        return None, None
+
+
+_DISCRIMINATOR = re.compile(r"\s*\(discriminator \d+\)$")
+
+
+class SourceLines:
+    """file:line of code locations, from addr2line: one call per module for
+    every location asked for, results kept. Off (enabled False), without
+    addr2line, for a module that is not a file here or has no debug
+    information: no line (None), and the views show offsets as before."""
+
+    def __init__(self, enabled=True, tool="addr2line"):
+        self.enabled = enabled
+        self.tool = tool
+        self.found = {}
+
+    def resolve(self, locations):
+        """Looks up every location of the list not looked up yet."""
+        if not self.enabled:
+            return
+        want = {}
+        for loc in locations:
+            if loc in self.found:
+                continue
+            module, off = split_location(loc)
+            self.found[loc] = None
+            if module is None or not os.path.isfile(module):
+                continue
+            # A frame's location is a return address: the call is the byte before.
+            want.setdefault(module, {})[max(off - 1, 0)] = loc
+        for module, offsets in want.items():
+            try:
+                out = subprocess.run([self.tool, "-a", "-i", "-e", module] +
+                                     ["0x%x" % o for o in sorted(offsets)],
+                                     capture_output=True, text=True, timeout=60,
+                                     check=False).stdout
+            except (OSError, subprocess.SubprocessError):
+                self.enabled = False  # no addr2line: offsets only, said once per run
+                return
+            current = None
+            for line in out.splitlines():
+                if line.startswith("0x"):
+                    try:
+                        current = offsets.get(int(line, 16))
+                    except ValueError:
+                        current = None
+                    continue
+                if current is None or self.found.get(current) is not None:
+                    continue  # the first line is the innermost (inlined) one
+                where = _DISCRIMINATOR.sub("", line.strip())
+                if where.startswith("??") or where.endswith(":0") or where.endswith(":?"):
+                    continue
+                self.found[current] = where
+
+    def line(self, loc):
+        """"path/file.c:42" of a location looked up, or None."""
+        return self.found.get(loc)
+
+    def short(self, loc):
+        """"file.c:42" (no directory), or None."""
+        w = self.found.get(loc)
+        return None if w is None else w.rsplit("/", 1)[-1]
+
+
+def site_locations(site, frames=2):
+    """The locations of a site's innermost frames (the call and its caller)."""
+    locs = site.get("locations") or []
+    return [loc for loc in locs[:frames] if isinstance(loc, str)]
+
+
+def site_source(site, lines):
+    """"merge.c:40 < main.c:12": the source lines of a site's call and its
+    caller, as far as they are known; None when none is."""
+    got = [lines.short(loc) for loc in site_locations(site)]
+    if not got or got[0] is None:
+        return None
+    if len(got) > 1 and got[1] is not None:
+        return "%s < %s" % (got[0], got[1])
+    return got[0]
+
+
+def label_same_function(sites, lines, chain=None):
+    """{id(site): label} for the sites of one list whose text lines are the same
+    (two calls in one function): "call at merge.c:40" (or the call's offset
+    without debug information), "k of n" when even those are the same."""
+    chain = chain or site_chain
+    groups = {}
+    for s in sites:
+        groups.setdefault(chain(s), []).append(s)
+    out = {}
+    for same in groups.values():
+        if len(same) < 2:
+            continue
+        for k, s in enumerate(same, 1):
+            locs = site_locations(s, 1)
+            where = lines.short(locs[0]) if locs else None
+            if where is None and locs:
+                where = "+0x%x" % (split_location(locs[0])[1] or 0)
+            out[id(s)] = "call %d of %d%s" % (k, len(same), " at " + where if where else "")
+    return out

@@ -18,9 +18,10 @@ Sections the library's JSON has but this module renders with tables of its
 own (no C table to mirror yet): tags, threads, budgets and snapshots, after
 the sites."""
 
-from .fmt import f_bytes, f_count, f_ns, f_permille, f_size, f_tenths, f_utc_ms, ratio
-from .schema import CLASS_SIZES
-from .sites import rank_sites, site_chain
+from .fmt import f_bytes, f_name, f_count, f_ns, f_permille, f_size, f_tenths, f_utc_ms, ratio
+from .schema import CLASS_SIZES, budget_note, tag_peak, thread_name, thread_state
+from .sites import (label_same_function, rank_sites, site_chain, site_locations,
+                    site_source)
 
 
 class TextEmitter:
@@ -252,8 +253,13 @@ def text_whose(e, doc, proc):
         e.text_end()
 
 
-def text_report(doc):
-    """The library's text report of doc, byte for byte."""
+def text_report(doc, lines=None):
+    """The library's text report of doc, byte for byte; then what the library's
+    text does not show: the source lines of the sites (lines: a SourceLines,
+    None for none), tags, threads, budgets and snapshots. A snapshot
+    (FILE@NAME) has a text of its own (text_snapshot)."""
+    if doc.get("snapshot"):
+        return text_snapshot(doc)
     e = TextEmitter()
     e.text("== libsizeclass statistics (%s) ==" % doc["reason"])
     e.text_end()
@@ -298,7 +304,34 @@ def text_report(doc):
     for k, label, fmt in fields:
         e.kv(label, fmt(doc["purge"][k]))
     e.section_end()
-    text_sites(e, doc)
+    text_sites(e, doc, lines)
+    text_extras(e, doc)
+    return e.result()
+
+
+def text_snapshot(doc):
+    """A named snapshot: its classes, the system allocator, what was live,
+    its tags and threads."""
+    snap, proc = doc["snapshot"], doc["process"]
+    e = TextEmitter()
+    e.text("== libsizeclass snapshot %s (frame %s, at %s) =="
+           % (f_name(snap["name"]), f_count(snap.get("frame")), f_ns(snap.get("wall_ns"))))
+    e.text_end()
+    text_whose(e, doc, proc)
+    rows = []
+    for cls in doc["classes"] + [doc["totals"]]:
+        row = [fmt(cls.get(key)) for key, _, _, _, fmt in CLASS_COLS]
+        if cls is doc["totals"]:
+            row[0] = "total"
+        rows.append(row)
+    e.table(CLASS_TITLES, _cols(CLASS_COLS), rows, total=True)
+    text_leaks(e, doc)
+    title, fields = SECTIONS_KV["fallback"]
+    e.section(title)
+    for k, label, fmt in fields:
+        e.kv(label, fmt(doc["fallback"][k]))
+    e.section_end()
+    text_extras(e, doc)
     return e.result()
 
 
@@ -388,7 +421,7 @@ def text_timeline(e, doc):
     e.table(TIMELINE_TITLES, _cols(TIMELINE_COLS), rows)
 
 
-def text_sites(e, doc):
+def text_sites(e, doc, lines=None):
     sampling, sites = doc.get("site_sampling"), doc.get("sites")
     if sampling is None or sites is None:
         e.text_end()
@@ -410,15 +443,132 @@ def text_sites(e, doc):
         e.text_end()
     rankings = (("allocs", "by allocations"), ("live_blocks", "by live blocks (leaks at exit)"),
                 ("wasted_bytes", "by bytes wasted to rounding up"))
-    for size in CLASS_SIZES + (0,):
-        for key, title in rankings:
-            top = rank_sites(sites, size, key, 3)
-            if not top:
-                continue
-            e.text("  %s %s" % ("system (> 1024 B)" if size == 0 else f_size(size), title))
+    tops = [(size, key, title, rank_sites(sites, size, key, 3))
+            for size in CLASS_SIZES + (0,) for key, title in rankings]
+    if lines is not None:
+        lines.resolve(loc for _, _, _, top in tops for s in top for loc in site_locations(s))
+    for size, key, title, top in tops:
+        if not top:
+            continue
+        e.text("  %s %s" % ("system (> 1024 B)" if size == 0 else f_size(size), title))
+        e.text_end()
+        same = label_same_function(top, lines) if lines is not None else {}
+        for s in top:
+            e.text("  %s  %s  %s  %s" % (f_count(s["allocs"]).rjust(10),
+                                         f_count(s["live_blocks"]).rjust(8),
+                                         f_bytes(s["wasted_bytes"]).rjust(9), site_chain(s)))
+            where = site_source(s, lines) if lines is not None else None
+            label = same.get(id(s))
+            if label and where:
+                label = label.split(" at ")[0]  # the call's line is in where
+            said = [x for x in (label, where) if x]
+            if said:
+                e.text("  (%s)" % "; ".join(said))
             e.text_end()
-            for s in top:
-                e.text("  %s  %s  %s  %s" % (f_count(s["allocs"]).rjust(10),
-                                             f_count(s["live_blocks"]).rjust(8),
-                                             f_bytes(s["wasted_bytes"]).rjust(9), site_chain(s)))
-                e.text_end()
+
+
+# ---- what the library's text does not show: tags, threads, budgets, snapshots ----------------
+# The tool's own tables (the JSON keys are newer than the C text tables): names
+# left-aligned and escaped (f_name), figures right-aligned.
+
+NAME_WIDTH = 20
+
+
+def name_table(e, title, heads, rows, note=None):
+    """A table whose first column is a name: heads (head, width) after it."""
+    e.text_end()
+    e.text(title)
+    e.text_end()
+    if note:
+        e.text(note)
+        e.text_end()
+    width = max([NAME_WIDTH] + [min(len(r[0]), 40) for r in rows])
+    e.text("  " + "  ".join([heads[0][0].ljust(width)] + [h.rjust(w) for h, w in heads[1:]]))
+    e.text_end()
+    if not rows:
+        e.text("  (none)")
+        e.text_end()
+    for r in rows:
+        e.text("  " + "  ".join([r[0].ljust(width)] + [c.rjust(w) for c, (_, w) in
+                                                         zip(r[1:], heads[1:])]))
+        e.text_end()
+
+
+def f_use(peak, limit):
+    """peak over limit in percent (the share of a budget used), or "-"."""
+    if peak is None or not limit:
+        return "-"
+    return f_permille(peak * 1000 // limit)
+
+
+def text_extras(e, doc):
+    text_tags(e, doc)
+    text_threads(e, doc)
+    text_budgets(e, doc)
+    text_snapshots(e, doc)
+
+
+def text_tags(e, doc):
+    tags = doc.get("tags")
+    if tags is None:
+        return
+    rows = [[f_name(t["name"]), f_count(t["allocs"]), f_count(t["frees"]),
+             f_count(t["live_blocks"]), f_bytes(t["live_block_bytes"]),
+             f_bytes(t["peak_block_bytes"]), f_bytes(t["system_live_bytes"]),
+             f_bytes(t["system_peak_bytes"]), f_bytes(t.get("budget")),
+             f_use(tag_peak(t), t.get("budget"))] for t in tags]
+    name_table(e, "tags: allocations by tag (sc_tag; sys: the system allocator, > 1024 B; use: "
+               "peak block and system bytes over the budget)",
+               (("tag", 0), ("allocs", 9), ("frees", 9), ("live", 8), ("live-blk", 9),
+                ("peak-blk", 9), ("sys-live", 9), ("sys-peak", 9), ("budget", 9), ("use", 6)),
+               rows)
+    heads = [("tag", 0)] + [(f_size(s), 12) for s in CLASS_SIZES]
+    rows = []
+    for t in tags:
+        per = {c.get("size"): c for c in t.get("classes") or []}
+        rows.append([f_name(t["name"])] + [
+            "-" if s not in per else "%s/%s" % (f_count(per[s].get("live_blocks")),
+                                                f_count(per[s].get("peak_live_blocks")))
+            for s in CLASS_SIZES])
+    name_table(e, "tags by class: live / peak blocks", heads, rows)
+
+
+
+def text_threads(e, doc):
+    threads = doc.get("threads")
+    if threads is None:
+        return
+    rows = [[f_name(thread_name(t)), f_count(t.get("tid")), thread_state(t),
+             f_count(t["allocs"]), f_count(t["frees"]), f_bytes(t["live_block_bytes"]),
+             f_bytes(t["peak_block_bytes"]), f_bytes(t["system_live_bytes"]),
+             f_bytes(t.get("budget"))] for t in threads]
+    name_table(e, "threads: allocations by thread (exited threads of one name are one row)",
+               (("thread", 0), ("tid", 8), ("state", 12), ("allocs", 9), ("frees", 9),
+                ("live-blk", 9), ("peak-blk", 9), ("sys-live", 9), ("budget", 9)), rows)
+
+
+
+
+
+def text_budgets(e, doc):
+    budgets = doc.get("budgets")
+    if budgets is None:
+        return
+    rows = [[f_name(b["what"]), f_bytes(b["limit"]), f_bytes(b["live"]), f_bytes(b["peak"]),
+             f_use(b["peak"], b["limit"]), budget_note(b)] for b in budgets]
+    breached = sum(1 for b in budgets if b.get("breached"))
+    name_table(e, "budgets: %s of %s breached" % (f_count(breached), f_count(len(budgets))),
+               (("budget", 0), ("limit", 9), ("live", 9), ("peak", 9), ("use", 7),
+                ("", 20)), rows)
+
+
+def text_snapshots(e, doc):
+    snaps = doc.get("snapshots")
+    if not snaps:
+        return
+    rows = [[f_name(s["name"]), f_count(s.get("frame")), f_ns(s.get("wall_ns")),
+             f_count(s["totals"]["live_blocks"]), f_bytes(s["totals"]["live_block_bytes"]),
+             f_bytes(s["fallback"]["live_bytes"])] for s in snaps]
+    name_table(e, "snapshots (sc_snapshot): sizeclass-report text FILE@NAME shows one",
+               (("snapshot", 0), ("frame", 8), ("time", 10), ("live", 8), ("live-blk", 9),
+                ("sys-live", 9)), rows)
