@@ -1,17 +1,33 @@
 # SPDX-License-Identifier: MIT
-"""diff.py — two reports compared, and budgets (--fail-if)."""
+"""diff.py — two reports compared, and budgets (--fail-if).
+
+A budget is METRIC OP VALUE; METRIC is a figure of the totals (peak_bytes), of
+a class (class[64].hit_rate), of a tag (tag[audio].peak_block_bytes), of the
+threads of one name (thread[render].live_block_bytes, summed over its rows)
+or of one of the report's own budgets (budget[tag:audio].peak_share). Either
+report may be a named snapshot (FILE@NAME): the same figures, of that moment."""
 
 import json
 import re
 from fractions import Fraction
 
-from .fmt import class_label, f_bytes
-from .schema import CLASS_SIZES, REASONS, ReportError, peak_bytes, program_name
+from .fmt import class_label, f_bytes, f_name
+from .schema import (CLASS_SIZES, ReportError, peak_bytes, program_name, reason_words,
+                     tag_peak)
 from .sites import site_chain
 
 
 class Untracked(Exception):
     """A figure the report does not have (default tier)."""
+
+
+class Absent(Exception):
+    """A tag, thread or budget a report does not hold: nothing to check."""
+
+
+class NotRecorded(Exception):
+    """A report without tags, threads or budgets at all (a library before
+    them, or the feature off): a budget on them cannot be checked."""
 
 def _need(v, what):
     if v is None:
@@ -29,9 +45,17 @@ def _per_frame(doc, allocs):
 
 
 def _hit_rate(c, what):
-    if not c["allocs"]:
+    if not c["allocs"] or c["hit_rate_permille"] is None:
         return None  # no allocation: no rate to speak of
     return _ratio_pct(c["hit_rate_permille"], what)
+
+
+def _ext_frag(c):
+    """External fragmentation: undefined without pages, or with nothing live
+    (a report that writes null there)."""
+    if not c["capacity_blocks"] or c["external_fragmentation_permille"] is None:
+        return None
+    return Fraction(c["external_fragmentation_permille"], 10)
 
 
 # name: (kind, getter(doc), what it is). Kinds: count, bytes, ratio (a percentage),
@@ -57,9 +81,7 @@ GLOBAL_METRICS = {
     "int_frag": ("ratio", lambda d: None if d["totals"]["peak_block_bytes"] == 0 else
                  _ratio_pct(d["totals"]["peak_internal_fragmentation_permille"],
                             "internal fragmentation"), "internal fragmentation at peak"),
-    "ext_frag": ("ratio", lambda d: None if not d["totals"]["capacity_blocks"] else
-                 _ratio_pct(d["totals"]["external_fragmentation_permille"], "ext. fragmentation"),
-                 "external fragmentation"),
+    "ext_frag": ("ratio", lambda d: _ext_frag(d["totals"]), "external fragmentation"),
     "zero_fresh": ("ratio", lambda d: None if not d["frames"]["steady_frames"] else
                    _ratio_pct(d["frames"]["zero_fresh_permille"], "zero-fresh frames"),
                    "frames after warm-up with no fresh carve"),
@@ -94,18 +116,95 @@ CLASS_METRICS = {
     "int_frag": ("ratio", lambda d, s: _ratio_pct(_cls(d, s)[
         "peak_internal_fragmentation_permille"], "internal fragmentation")
         if _cls(d, s)["peak_block_bytes"] != 0 else None, "internal fragmentation at peak"),
-    "ext_frag": ("ratio", lambda d, s: None if not _cls(d, s)["capacity_blocks"] else
-                 _ratio_pct(_cls(d, s)["external_fragmentation_permille"], "ext. fragmentation"),
-                 "external fragmentation"),
+    "ext_frag": ("ratio", lambda d, s: _ext_frag(_cls(d, s)), "external fragmentation"),
     "util": ("ratio", lambda d, s: None if not _cls(d, s)["allocs"] else _ratio_pct(
         _cls(d, s)["total_utilization_permille"], "utilization"), "utilization over the run"),
 }
 
+
+
+def _rows(doc, key, what):
+    rows = doc.get(key)
+    if rows is None:
+        raise NotRecorded("%s are not recorded%s" % (
+            what, " in a snapshot" if doc.get("snapshot") and key == "budgets" else ""))
+    return rows
+
+
+def _tag(doc, name):
+    for tag in _rows(doc, "tags", "tags"):
+        if tag["name"] == name:
+            return tag
+    raise Absent("no tag %s" % json.dumps(name))
+
+
+def _tag_figure(key):
+    def get(d, name):
+        tag = _tag(d, name)
+        if key == "peak_bytes":
+            return _need(tag_peak(tag), "the tag's peak bytes (exact statistics)")
+        return _need(tag[key], "%s (exact statistics)" % key)
+    return get
+
+
+def _thread_figure(key):
+    def get(d, name):
+        rows = [th for th in _rows(d, "threads", "threads") if th.get("name") == name]
+        if not rows:
+            raise Absent("no thread named %s" % json.dumps(name))
+        return sum(_need(th.get(key), "%s of the threads" % key) for th in rows)
+    return get
+
+
+def _budget_figure(key):
+    def get(d, what):
+        rows = [b for b in _rows(d, "budgets", "budgets") if b["what"] == what]
+        if not rows:
+            raise Absent("no budget %s" % json.dumps(what))
+        b = rows[-1]
+        if key == "breached":
+            return int(b["breached"])
+        if key in ("peak_share", "live_share"):
+            v = b["peak" if key == "peak_share" else "live"]
+            return None if v is None or not b["limit"] else Fraction(v * 100, b["limit"])
+        return b[key]
+    return get
+
+
+def _kind(key):
+    return "bytes" if key.endswith("_bytes") else "count"
+
+
+TAG_METRICS = dict(
+    [(k, (_kind(k), _tag_figure(k), "the tag's " + k.replace("_", " ")))
+     for k in ("allocs", "frees", "live_blocks", "live_requested_bytes", "peak_requested_bytes",
+               "live_block_bytes", "peak_block_bytes", "system_live_bytes",
+               "system_peak_bytes")]
+    + [("peak_bytes", ("bytes", _tag_figure("peak_bytes"),
+                       "the tag's peak block bytes plus its system allocator peak"))])
+THREAD_METRICS = dict(
+    (k, (_kind(k), _thread_figure(k), "the threads' " + k.replace("_", " ")))
+    for k in ("allocs", "frees", "live_block_bytes", "peak_block_bytes", "system_live_bytes",
+              "count"))
+BUDGET_METRICS = {
+    "limit": ("bytes", _budget_figure("limit"), "the budget's limit"),
+    "live": ("bytes", _budget_figure("live"), "the budget's live bytes"),
+    "peak": ("bytes", _budget_figure("peak"), "the budget's peak bytes"),
+    "breached": ("count", _budget_figure("breached"), "1 when the budget was breached"),
+    "first_breach_frame": ("count", _budget_figure("first_breach_frame"),
+                           "the frame of the first breach"),
+    "peak_share": ("ratio", _budget_figure("peak_share"), "the peak over the limit"),
+    "live_share": ("ratio", _budget_figure("live_share"), "live bytes over the limit"),
+}
+SCOPES = {"class": CLASS_METRICS, "tag": TAG_METRICS, "thread": THREAD_METRICS,
+          "budget": BUDGET_METRICS}
+
 UNITS = {"B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3,
          "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
-BUDGET_RE = re.compile(r"\s*(?:class\s*\[\s*(\d+|system)\s*(?:B)?\s*\]\s*\.\s*)?([a-z_]+)\s*"
+BUDGET_RE = re.compile(r"\s*(?:(class|tag|thread|budget)\s*\[(.*)\]\s*\.\s*)?([a-z_]+)\s*"
                        r"(<=|>=|==|!=|<|>)\s*([+-])?\s*(\d+(?:\.\d+)?)\s*(%|pp|[KMG]iB|[KMG]|B)?"
-                       r"\s*")
+                       r"\s*", re.S)
+CLASS_RE = re.compile(r"\s*(\d+|system)\s*(?:B)?\s*")
 OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
        ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
 
@@ -120,20 +219,27 @@ class Budget:
         m = BUDGET_RE.fullmatch(text)
         if m is None:
             raise ReportError("budget %r: not METRIC OP VALUE (e.g. peak_bytes>+10%%, "
-                              "class[64].hit_rate<90%%)" % self.text)
-        cls, name, self.op, sign, num, unit = m.groups()
-        self.size = None
-        if cls is not None:
-            self.size = 0 if cls == "system" else int(cls)
+                              "class[64].hit_rate<90%%, tag[audio].peak_block_bytes>+5%%)"
+                              % self.text)
+        self.scope, key, name, self.op, sign, num, unit = m.groups()
+        self.size = self.key = None
+        if self.scope == "class":
+            cm = CLASS_RE.fullmatch(key)
+            self.size = (0 if cm.group(1) == "system" else int(cm.group(1))) if cm else None
             if self.size not in CLASS_SIZES:
                 raise ReportError("budget %r: no class of %s B (classes: %s)"
-                                  % (self.text, cls, ", ".join(str(s) for s in CLASS_SIZES)))
-            table = CLASS_METRICS
-        else:
-            table = GLOBAL_METRICS
+                                  % (self.text, key.strip(),
+                                     ", ".join(str(s) for s in CLASS_SIZES)))
+            self.key = self.size
+        elif self.scope is not None:
+            self.key = key.strip()
+            if not self.key:
+                raise ReportError("budget %r: %s[] names no %s" % (self.text, self.scope,
+                                                                   self.scope))
+        table = SCOPES[self.scope] if self.scope else GLOBAL_METRICS
         if name not in table:
             raise ReportError("budget %r: unknown figure %s (%s: %s)"
-                              % (self.text, name, "per class" if cls else "totals",
+                              % (self.text, name, "per " + self.scope if self.scope else "totals",
                                  ", ".join(sorted(table))))
         self.name = name
         self.kind, self.getter, self.what = table[name]
@@ -153,16 +259,18 @@ class Budget:
         self.value = value
 
     def label(self):
-        return ("class[%d]." % self.size if self.size is not None else "") + self.name
+        if self.scope is None:
+            return self.name
+        return "%s[%s].%s" % (self.scope, self.key, self.name)
 
     def get(self, doc):
-        if self.size is None:
+        if self.scope is None:
             return self.getter(doc)
-        return self.getter(doc, self.size)
+        return self.getter(doc, self.key)
 
     def evaluate(self, base, new, base_path, new_path):
         """(ok, line, record); raises ReportError when a figure is not tracked."""
-        vals = []
+        vals, absent = [], []
         for doc, path in ((base, base_path), (new, new_path)):
             try:
                 vals.append(self.get(doc))
@@ -170,11 +278,17 @@ class Budget:
                 raise ReportError("cannot check %s: %s is not tracked in %s (exact statistics "
                                   "were off: SIZECLASS_STATS or SIZECLASS_STATS_EXACT=1)"
                                   % (self.text, e, path))
+            except NotRecorded as e:
+                raise ReportError("cannot check %s: %s in %s" % (self.text, e, path))
+            except Absent as e:
+                vals.append(None)
+                absent.append("%s in %s" % (e, path))
         b, n = vals
         rec = {"budget": self.text, "metric": self.label(), "base": _jnum(b), "new": _jnum(n)}
         if n is None or (self.change and b is None):
             rec.update(ok=True, checked=False)
-            return True, "n/a     %s: %s (not checked)" % (self.text, self._undefined(b, n)), rec
+            why = "; ".join(absent) if absent else self._undefined(b, n)
+            return True, "n/a     %s: %s (not checked)" % (self.text, why), rec
         if self.relative:
             lhs = rel_change(b, n)
         elif self.change:
@@ -310,10 +424,51 @@ def diff_report(base, new, base_path, new_path, budgets):
 
 def describe_doc(doc, path):
     name, _ = program_name(doc)
+    snap = doc.get("snapshot")
+    if snap:
+        return "%s: %spid %d, snapshot %s at frame %s" % (
+            path, name + ", " if name else "", doc["process"]["pid"], f_name(snap["name"]),
+            snap.get("frame"))
     fr = doc["frames"]["frames"]
     return "%s: %spid %d, report %s%s" % (
         path, name + ", " if name else "", doc["process"]["pid"],
-        REASONS.get(doc["reason"], doc["reason"]), ", %d frames" % fr if fr else "")
+        f_name(reason_words(doc["reason"])), ", %d frames" % fr if fr else "")
+
+
+# Tags and threads side by side: (JSON list, label, figures compared).
+DIFF_GROUPS = (("tags", "tag", ("live_block_bytes", "peak_block_bytes", "system_peak_bytes",
+                                "allocs")),
+               ("threads", "thread", ("live_block_bytes", "peak_block_bytes",
+                                      "system_live_bytes", "allocs")))
+
+
+def group_rows(base, new):
+    """[(key, label, [(name, [(figure, kind, base, new)])])] for the tags and the
+    threads (by name, summed) of either report; a list neither report has is
+    left out."""
+    out = []
+    for key, label, figures in DIFF_GROUPS:
+        if base.get(key) is None and new.get(key) is None:
+            continue
+        names = []
+        for doc in (base, new):
+            for row in doc.get(key) or []:
+                n = row.get("name") or ""
+                if n not in names:
+                    names.append(n)
+        rows = []
+        for n in names:
+            cells = []
+            for fig in figures:
+                vals = []
+                for doc in (base, new):
+                    mine = [r for r in doc.get(key) or [] if (r.get("name") or "") == n]
+                    got = [r.get(fig) for r in mine]
+                    vals.append(None if not mine or None in got else sum(got))
+                cells.append((fig, _kind(fig), vals[0], vals[1]))
+            rows.append((n, cells))
+        out.append((key, label, rows))
+    return out
 
 
 def diff_text(base, new, base_path, new_path, totals, classes, grown, results):
@@ -338,6 +493,16 @@ def diff_text(base, new, base_path, new_path, totals, classes, grown, results):
     if idle:
         out.append("")
         out.append("classes without allocations in either report: %s B" % ", ".join(idle))
+    for key, label, rows in group_rows(base, new):
+        for name, cells in rows:
+            out.append("")
+            out.append("%s %-*s  %12s  %12s  %10s" % (label, 31 - len(label),
+                                                       f_name(name, 40) or "(unnamed)", "base",
+                                                       "new", "change"))
+            for fig, kind, b, n in cells:
+                out.append("  %-28s  %12s  %12s  %10s" % (fig, fmt_metric(kind, b),
+                                                          fmt_metric(kind, n),
+                                                          fmt_change(kind, b, n)))
     out.append("")
     if grown is None:
         out.append("sites that grew: sites are not recorded in both reports (SIZECLASS_SITES)")
@@ -378,6 +543,13 @@ def diff_json(base, new, base_path, new_path, totals, classes, grown, results):
         "budgets": [rec for _, _, rec in results],
         "failed": sum(1 for ok, _, _ in results if not ok),
     }
+    for key, _, rows in group_rows(base, new):
+        doc[key] = [dict([("name", name)] + [(fig, pair(kind, None, b, n))
+                                             for fig, kind, b, n in cells])
+                    for name, cells in rows]
+    for side, d in (("base", base), ("new", new)):
+        if d.get("snapshot"):
+            doc[side]["snapshot"] = d["snapshot"]["name"]
     return json.dumps(doc, indent=2) + "\n"
 
 

@@ -1028,10 +1028,10 @@ def section_snapshots(doc, src):
 
 # ---- the whole page -------------------------------------------------------------------------------
 
-SECTION_NAMES = (("summary", "Summary"), ("classes", "Size classes"),
+SECTION_NAMES = (("summary", "Summary"), ("budgets", "Budgets"), ("classes", "Size classes"),
                  ("timeline", "Frame timeline"), ("sites", "Allocation sites"),
-                 ("tags", "Tags"), ("threads", "Threads"), ("budgets", "Budgets"),
-                 ("snapshots", "Snapshots"), ("memory", "Leaks and threads"))
+                 ("tags", "Tags"), ("threads", "Threads"), ("snapshots", "Snapshots"),
+                 ("memory", "Leaks and threads"))
 
 
 def report_body(doc, src, folded, folded_src, lines):

@@ -19,7 +19,7 @@ own (no C table to mirror yet): tags, threads, budgets and snapshots, after
 the sites."""
 
 from .fmt import f_bytes, f_name, f_count, f_ns, f_permille, f_size, f_tenths, f_utc_ms, ratio
-from .schema import CLASS_SIZES, budget_note, tag_peak, thread_name, thread_state
+from .schema import CLASS_SIZES, budget_note, tag_budget, thread_name, thread_state
 from .sites import (label_same_function, rank_sites, site_chain, site_locations,
                     site_source)
 
@@ -483,14 +483,18 @@ def name_table(e, title, heads, rows, note=None):
         e.text(note)
         e.text_end()
     width = max([NAME_WIDTH] + [min(len(r[0]), 40) for r in rows])
-    e.text("  " + "  ".join([heads[0][0].ljust(width)] + [h.rjust(w) for h, w in heads[1:]]))
+    def cell(s, w):  # a negative width: left-aligned
+        return s.rjust(w) if w >= 0 else s.ljust(-w)
+
+    e.text(("  " + "  ".join([heads[0][0].ljust(width)] + [cell(h, w) for h, w in heads[1:]]))
+           .rstrip())
     e.text_end()
     if not rows:
         e.text("  (none)")
         e.text_end()
     for r in rows:
-        e.text("  " + "  ".join([r[0].ljust(width)] + [c.rjust(w) for c, (_, w) in
-                                                         zip(r[1:], heads[1:])]))
+        e.text(("  " + "  ".join([r[0].ljust(width)] + [cell(c, w) for c, (_, w) in
+                                                          zip(r[1:], heads[1:])])).rstrip())
         e.text_end()
 
 
@@ -515,8 +519,7 @@ def text_tags(e, doc):
     rows = [[f_name(t["name"]), f_count(t["allocs"]), f_count(t["frees"]),
              f_count(t["live_blocks"]), f_bytes(t["live_block_bytes"]),
              f_bytes(t["peak_block_bytes"]), f_bytes(t["system_live_bytes"]),
-             f_bytes(t["system_peak_bytes"]), f_bytes(t.get("budget")),
-             f_use(tag_peak(t), t.get("budget"))] for t in tags]
+             f_bytes(t["system_peak_bytes"])] + tag_budget_cells(doc, t) for t in tags]
     name_table(e, "tags: allocations by tag (sc_tag; sys: the system allocator, > 1024 B; use: "
                "peak block and system bytes over the budget)",
                (("tag", 0), ("allocs", 9), ("frees", 9), ("live", 8), ("live-blk", 9),
@@ -532,6 +535,11 @@ def text_tags(e, doc):
             for s in CLASS_SIZES])
     name_table(e, "tags by class: live / peak blocks", heads, rows)
 
+
+
+def tag_budget_cells(doc, t):
+    b = tag_budget(doc, t)
+    return ["-", "-"] if b is None else [f_bytes(b[0]), f_use(b[1], b[0])]
 
 
 def text_threads(e, doc):
@@ -559,7 +567,7 @@ def text_budgets(e, doc):
     breached = sum(1 for b in budgets if b.get("breached"))
     name_table(e, "budgets: %s of %s breached" % (f_count(breached), f_count(len(budgets))),
                (("budget", 0), ("limit", 9), ("live", 9), ("peak", 9), ("use", 7),
-                ("", 20)), rows)
+                ("state", -20)), rows)
 
 
 def text_snapshots(e, doc):
