@@ -5,7 +5,7 @@ import datetime
 import html
 import re
 
-from .fmt import class_label, f_bytes, f_tenths, ratio
+from .fmt import class_label, f_bytes, f_name, f_tenths, ratio
 from .schema import (CLASS_SIZES, ReportError, SCHEMA, budget_note, failed_reason, peak_bytes,
                      program_name, reason_words, tag_budget, thread_name, thread_state)
 from .sites import (label_same_function, program_frames, site_chain, site_locations, site_source,
@@ -34,6 +34,13 @@ def esc(v):
     s = "" if v is None else str(v)
     s = _CONTROL.sub(lambda m: "\\x%02x" % ord(m.group()), s)
     return html.escape(s, quote=True)
+
+
+def esc_name(v, n=NAME_CAP):
+    """A name from the program (tag, thread, budget, snapshot, reason) as HTML
+    text: escaped, every control character (newlines, tabs too) shown as
+    \\xNN, at most n characters."""
+    return esc(f_name(v, n))
 
 
 def cap(s, n=NAME_CAP):
@@ -158,11 +165,11 @@ def page_header(doc, src, folded_src):
     snap = doc.get("snapshot")
     if snap:
         row("snapshot", '<b class="mono">%s</b> at frame %s, %s into the run' % (
-            esc(cap(snap["name"])), h_count(snap.get("frame")),
+            esc_name(snap["name"]), h_count(snap.get("frame")),
             esc(h_duration(snap.get("wall_ns")))))
     else:
         row("run time", esc(h_duration(proc.get("wall_ns"))) + " (report %s)"
-            % esc(reason_words(doc["reason"])))
+            % esc_name(reason_words(doc["reason"])))
     row("tier", "<b>%s</b>%s" % (esc(tier), ' <span class="muted">(from the report\'s figures)'
                                            "</span>" if tier_derived else ""))
     row("features", (esc(", ".join(feats)) if feats else "none")
@@ -187,12 +194,13 @@ def page_header(doc, src, folded_src):
                       if fr["steady_frames"] else "no frame after warm-up"))
     title = "libsizeclass report" + (": " + name if name else "")
     if snap:
-        title = "libsizeclass snapshot %s" % cap(snap["name"], 80) + (" of " + name if name else "")
+        title = "libsizeclass snapshot %s" % f_name(snap["name"], 80) + (" of " + name if name
+                                                                       else "")
     alert = ""
     if failed_reason(doc["reason"]) and not snap:
         alert = ('<p class="alert" id="reason">The program did not end normally: this report '
                  'was written %s (reason <b class="mono">%s</b>).</p>'
-                 % (esc(reason_words(doc["reason"])), esc(cap(doc["reason"], 500))))
+                 % (esc_name(reason_words(doc["reason"]), 500), esc_name(doc["reason"], 500)))
     return ('<header id="summary"><h1>%s</h1>%s<dl class="meta">%s</dl><div class="tiles">%s'
             "</div></header>"
             % (esc(title), alert, "".join(rows),
@@ -925,7 +933,7 @@ def section_tags(doc):
         rows.append('<tr%s><td class="l name">%s</td><td class="num">%s</td><td class="num">%s'
                     '</td><td class="num">%s</td><td class="num">%s</td><td class="num">%s</td>'
                     '<td class="num">%s</td><td class="num">%s</td><td class="l">%s</td></tr>'
-                    % (' class="breach"' if b and b[2] else "", esc(cap(tag["name"])),
+                    % (' class="breach"' if b and b[2] else "", esc_name(tag["name"]),
                        h_count(tag["allocs"]), h_count(tag["live_blocks"]),
                        esc(h_bytes(tag["live_block_bytes"])), esc(h_bytes(tag["peak_block_bytes"])),
                        esc(h_bytes(tag["system_peak_bytes"])),
@@ -951,7 +959,7 @@ def section_tags(doc):
                 cells.append('<td class="num" title="%s allocations">%s / %s</td>'
                              % (h_count(c.get("allocs")), h_count(c.get("live_blocks")),
                                 h_count(c.get("peak_live_blocks"))))
-        crows.append('<tr><td class="l name">%s</td>%s</tr>' % (esc(cap(tag["name"])),
+        crows.append('<tr><td class="l name">%s</td>%s</tr>' % (esc_name(tag["name"]),
                                                                 "".join(cells)))
     return ('<section id="tags"><h2>Tags</h2><p class="note">Allocations by tag (sc_tag): '
             "blocks and bytes of the classes, the system allocator\u2019s apart; a budget\u2019s "
@@ -970,7 +978,7 @@ def section_threads(doc):
         rows.append('<tr%s><td class="l name">%s</td><td class="num">%s</td><td class="l">%s</td>'
                     '<td class="num">%s</td><td class="num">%s</td><td class="num">%s</td>'
                     '<td class="num">%s</td><td class="num">%s</td><td class="num">%s</td></tr>'
-                    % (' class="idle"' if th.get("exited") else "", esc(cap(thread_name(th))),
+                    % (' class="idle"' if th.get("exited") else "", esc_name(thread_name(th)),
                        h_count(th.get("tid")), esc(thread_state(th)), h_count(th["allocs"]),
                        h_count(th["frees"]), esc(h_bytes(th["live_block_bytes"])),
                        esc(h_bytes(th["peak_block_bytes"])),
@@ -990,7 +998,7 @@ def section_budgets(doc):
     for b in budgets:
         rows.append('<tr%s><td class="l name">%s</td><td class="num">%s</td><td class="num">%s'
                     '</td><td class="num">%s</td><td class="l">%s</td><td class="l">%s</td></tr>'
-                    % (' class="breach"' if b["breached"] else "", esc(cap(b["what"])),
+                    % (' class="breach"' if b["breached"] else "", esc_name(b["what"]),
                        esc(h_bytes(b["limit"])), esc(h_bytes(b["live"])),
                        esc(h_bytes(b["peak"])), use_bar(b["peak"], b["limit"], b["breached"]),
                        "<b>%s</b>" % esc(budget_note(b)) if b["breached"] else "ok"))
@@ -1012,7 +1020,7 @@ def section_snapshots(doc, src):
         rows.append('<tr><td class="l name">%s</td><td class="num">%s</td><td class="num">%s</td>'
                     '<td class="num">%s</td><td class="num">%s</td><td class="num">%s</td>'
                     '<td class="num">%s</td></tr>'
-                    % (esc(cap(s["name"])), h_count(s.get("frame")),
+                    % (esc_name(s["name"]), h_count(s.get("frame")),
                        esc(h_duration(s.get("wall_ns"))), h_count(s["totals"]["live_blocks"]),
                        esc(h_bytes(s["totals"]["live_block_bytes"])),
                        esc(h_bytes(s["totals"]["peak_block_bytes"])),
@@ -1083,10 +1091,10 @@ def html_page(docs, src, folded=None, folded_src=None, lines=None):
                               lines)
             one = _ID.sub(lambda m: '%sr%d-%s' % (m.group(1), k, m.group(2)), one)
             parts.append('<div class="report" id="r%d"><p class="which">Report %d of %d: %s</p>'
-                         "%s</div>" % (k, k, len(docs), esc(report_title(d)), one))
+                         "%s</div>" % (k, k, len(docs), esc_name(report_title(d)), one))
             links.append('<li><a href="#r%d">%s</a>%s</li>'
-                         % (k, esc(report_title(d)),
-                            ' <b class="alert">%s</b>' % esc(cap(d["reason"], 200))
+                         % (k, esc_name(report_title(d)),
+                            ' <b class="alert">%s</b>' % esc_name(d["reason"], 200)
                             if failed_reason(d["reason"]) else ""))
         body = ('<section id="chooser"><h2>%d reports in %s</h2><p class="note">One per process '
                 "(or signal dumps of one): choose one; each has every section.</p><ol>%s</ol>"

@@ -261,7 +261,9 @@ def text_report(doc, lines=None):
     if doc.get("snapshot"):
         return text_snapshot(doc)
     e = TextEmitter()
-    e.text("== libsizeclass statistics (%s) ==" % doc["reason"])
+    # The reason as the library writes it; a control character in it (an abort
+    # message quoting the program) shown as \xNN, as in every name.
+    e.text("== libsizeclass statistics (%s) ==" % f_name(doc["reason"], 1000))
     e.text_end()
     exact = bool(doc["exact_statistics"])
     proc = doc["process"]
