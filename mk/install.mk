@@ -75,8 +75,11 @@ CMAKE_SUBST = -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOMAJOR@|$(SOMAJOR)|g' \
 # sizeclass-report as one file: the package in a zip archive Python runs (zipapp), its
 # entry point sizeclass_report.cli:run; scripts/sizeclass-report runs the same package
 # from a source tree.
-REPORT_TOOL := $(BUILD)/sizeclass-report
-REPORT_SRCS := $(sort $(wildcard scripts/sizeclass_report/*.py))
+# REPORT_PYTHON: its interpreter line (make deb: Debian's /usr/bin/python3, into a
+# REPORT_TOOL of its own).
+REPORT_TOOL   := $(BUILD)/sizeclass-report
+REPORT_PYTHON := /usr/bin/env python3
+REPORT_SRCS   := $(sort $(wildcard scripts/sizeclass_report/*.py))
 
 report-tool: $(REPORT_TOOL)
 
@@ -84,7 +87,7 @@ $(REPORT_TOOL): $(REPORT_SRCS)
 	rm -rf $(BUILD)/zipapp
 	mkdir -p $(BUILD)/zipapp/sizeclass_report
 	cp $(REPORT_SRCS) $(BUILD)/zipapp/sizeclass_report/
-	python3 -m zipapp $(BUILD)/zipapp -m 'sizeclass_report.cli:run' -p '/usr/bin/env python3' \
+	python3 -m zipapp $(BUILD)/zipapp -m 'sizeclass_report.cli:run' -p '$(REPORT_PYTHON)' \
 	  -o $@.tmp
 	mv $@.tmp $@
 	rm -rf $(BUILD)/zipapp
