@@ -29,6 +29,12 @@ def base():
 
 
 def fixture(name):
+    """A fresh copy of fixtures/NAME. full.json is synthetic: base.json with the
+    keys the C side is gaining (COMMON schema): "reason" an abort, three tags
+    (one named with markup, quotes and a newline; "audio" over its budget),
+    three thread rows (three exited workers folded into one), four budgets
+    (tag:audio breached at frame 12) and two named snapshots (level_loaded at
+    frame 5, level_unloaded at frame 15, half its live and peak bytes)."""
     with open(os.path.join(FIXTURES, name)) as f:
         return json.load(f)
 
