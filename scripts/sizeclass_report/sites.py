@@ -102,7 +102,8 @@ _DISCRIMINATOR = re.compile(r"\s*\(discriminator \d+\)$")
 
 
 class SourceLines:
-    """file:line of code locations, from addr2line: one call per module for
+    """file:line of code locations, from addr2line (binutils: every system that
+    builds the library has it, gcc depends on it): one call per module for
     every location asked for, results kept. Off (enabled False), without
     addr2line, for a module that is not a file here or has no debug
     information: no line (None), and the views show offsets as before."""
