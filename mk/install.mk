@@ -7,7 +7,8 @@
 # sizeclass.pc for pkg-config, the CMake package ($(LIBDIR)/cmake/sizeclass: config, version
 # file and targets sizeclass::sizeclass and sizeclass::static), the sizeclass-run wrapper, the
 # sizeclass-report tool (Python 3, standard library only: the report as a page, as text, and
-# budgets) and the man pages of man/ (other names of a page's functions are symbolic links to
+# budgets; the package scripts/sizeclass_report/ as one file, a zipapp built into
+# $(BUILD)/sizeclass-report by `make report-tool`) and the man pages of man/ (other names of a page's functions are symbolic links to
 # it).
 # DESTDIR stages the tree (packaging, `make deb`): paths written into sizeclass.pc and
 # sizeclass-run are the final ones, without DESTDIR; the CMake files find everything
@@ -69,9 +70,29 @@ CMAKE_SUBST = -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOMAJOR@|$(SOMAJOR)|g' \
               -e 's|@CMAKE_TO_INCLUDEDIR@|$(CMAKE_TO_INCLUDEDIR)|g' \
               -e 's|@SIZEOF_VOID_P@|$(SIZEOF_VOID_P)|g'
 
-.PHONY: install uninstall install-man install-cmake
+.PHONY: install uninstall install-man install-cmake report-tool
 
-install: lib install-man install-cmake
+# sizeclass-report as one file: the package in a zip archive Python runs (zipapp), its
+# entry point sizeclass_report.cli:run; scripts/sizeclass-report runs the same package
+# from a source tree.
+# REPORT_PYTHON: its interpreter line (make deb: Debian's /usr/bin/python3, into a
+# REPORT_TOOL of its own).
+REPORT_TOOL   := $(BUILD)/sizeclass-report
+REPORT_PYTHON := /usr/bin/env python3
+REPORT_SRCS   := $(sort $(wildcard scripts/sizeclass_report/*.py))
+
+report-tool: $(REPORT_TOOL)
+
+$(REPORT_TOOL): $(REPORT_SRCS)
+	rm -rf $(BUILD)/zipapp
+	mkdir -p $(BUILD)/zipapp/sizeclass_report
+	cp $(REPORT_SRCS) $(BUILD)/zipapp/sizeclass_report/
+	python3 -m zipapp $(BUILD)/zipapp -m 'sizeclass_report.cli:run' -p '$(REPORT_PYTHON)' \
+	  -o $@.tmp
+	mv $@.tmp $@
+	rm -rf $(BUILD)/zipapp
+
+install: lib install-man install-cmake $(REPORT_TOOL)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 	  $(DESTDIR)$(BINDIR)
 	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/$(INSTALL_SO)
@@ -86,7 +107,7 @@ install: lib install-man install-cmake
 	sed -e 's|@SC_LIBDIR@|$(LIBDIR)|' -e 's|@SC_SOMAJOR@|$(SOMAJOR)|' \
 	  scripts/sizeclass-run > $(DESTDIR)$(BINDIR)/sizeclass-run
 	chmod 755 $(DESTDIR)$(BINDIR)/sizeclass-run
-	install -m 755 scripts/sizeclass-report $(DESTDIR)$(BINDIR)/sizeclass-report
+	install -m 755 $(REPORT_TOOL) $(DESTDIR)$(BINDIR)/sizeclass-report
 
 install-cmake:
 	install -d $(DESTDIR)$(CMAKEDIR)

@@ -42,8 +42,12 @@ libdir=/usr/lib/$multiarch
 rm -rf "$out"
 stage=$out/stage
 mkdir -p "$stage"
+# The report tool, a Python zipapp, is built for the package with Debian's python3 as
+# its interpreter (a zipapp's interpreter line cannot be edited in place).
 $MAKE --no-print-directory -s BUILD="$BUILD" install DESTDIR="$(realpath "$stage")" \
-  PREFIX=/usr LIBDIR=$libdir >/dev/null
+  PREFIX=/usr LIBDIR=$libdir REPORT_TOOL="$out/sizeclass-report.pyz" \
+  REPORT_PYTHON=/usr/bin/python3 >/dev/null
+rm -f "$out/sizeclass-report.pyz"
 
 # take PKG PATH... — move staged paths (files, links, whole directories)
 # into the package's tree.
@@ -96,8 +100,6 @@ for pkg in $lib_pkg $dev_pkg; do
   find "$root" -type f -exec chmod 644 {} +
 done
 chmod 755 "$out/$lib_pkg/usr/bin/sizeclass-run" "$out/$lib_pkg/usr/bin/sizeclass-report"
-# The report tool is a Python 3 script: the installed one names Debian's python3.
-sed -i '1s|^#!/usr/bin/env python3$|#!/usr/bin/python3|' "$out/$lib_pkg/usr/bin/sizeclass-report"
 
 # The exported symbols must be those of the symbols file.
 want=$(sed -n 's/^ \([^@ ]*\)@Base .*/\1/p' $src/libsizeclass.symbols.in | sort)

@@ -342,13 +342,14 @@ Test(docs, the_licence_is_mit_everywhere) {
 /* Every file of code, build or manual says its licence in its first three
  * lines (SPDX), so a file copied out of the tree still carries it. */
 Test(docs, every_source_file_names_its_licence) {
-  char *missing = sh_ok(
-      60,
-      "for f in Makefile .ci/run sizeclass.pc.in cmake/*.in examples/*/CMakeLists.txt scripts/* "
-      "$(find src shim include tests bench examples mk man -path tests/fuzz/corpus -prune -o "
-      "-type f \\( -name '*.[ch]' -o -name '*.cc' -o -name '*.py' -o -name '*.sh' -o "
-      "-name '*.pl' -o -name '*.mk' -o -name '*.[1-8]' \\) -print); do "
-      "head -n 3 \"$f\" | grep -q 'SPDX-License-Identifier: MIT' || echo \"$f\"; done");
+  char *missing =
+      sh_ok(60,
+            "for f in Makefile .ci/run sizeclass.pc.in cmake/*.in examples/*/CMakeLists.txt "
+            "$(find scripts -type f -not -path '*/__pycache__/*') "
+            "$(find src shim include tests bench examples mk man -path tests/fuzz/corpus -prune -o "
+            "-type f \\( -name '*.[ch]' -o -name '*.cc' -o -name '*.py' -o -name '*.sh' -o "
+            "-name '*.pl' -o -name '*.mk' -o -name '*.[1-8]' \\) -print); do "
+            "head -n 3 \"$f\" | grep -q 'SPDX-License-Identifier: MIT' || echo \"$f\"; done");
   cr_expect_str_eq(missing, "", "files without an SPDX-License-Identifier line:\n%s", missing);
   free(missing);
 }

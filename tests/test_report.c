@@ -99,6 +99,25 @@ static void real_report(void) {
 /** report_util.py ARGS (shell fragment); must succeed; its output. */
 #define util_ok(...) sh_ok(300, "python3 tests/report/report_util.py " __VA_ARGS__)
 
+/* ---- the Python tests of the tool (tests/report/test_*.py) -------------------------------- */
+
+/* The package's own tests: schema, text tables against the C ones, the
+ * page, diff, snapshots and the command line, on synthetic reports
+ * (tests/report/fixtures/). One Criterion test runs them all and shows the
+ * failures. */
+Test(report, python_unit_tests, .timeout = 600) {
+  cr_at_source_root("scripts/sizeclass-report");
+  int rc;
+  char *out = pr_sh(&rc, 600,
+                    "SC_BUILD='%s' python3 -m unittest discover -s tests/report -p 'test_*.py' "
+                    "2>&1",
+                    pr_build_dir());
+  cr_assert_not_null(out, "python3 -m unittest did not run or timed out");
+  cr_expect_eq(rc, 0, "%s", out);
+  cr_expect_not_null(strstr(out, "\nOK"), "%s", out);
+  free(out);
+}
+
 /* ---- the text form: the library's, byte for byte ------------------------------------------ */
 
 /** report_twin's five attempts, compared by report_util.py twin. */

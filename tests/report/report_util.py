@@ -11,7 +11,8 @@ reports to feed scripts/sizeclass-report, and checks of what it made.
                                               dotted (classes.2.peak_live_blocks),
                                               VALUE JSON (106, null, "x")
   report_util.py twin DIR TOOL                the text form of report_twin's report
-                                              against TOOL text of its JSON form
+                                              against TOOL text --no-lines of its JSON
+                                              form
   report_util.py png FILE.png                 "W H COLOURS SHARE": size, distinct
                                               colours and the share of pixels that
                                               are not the background, in permille;
@@ -101,7 +102,9 @@ def twin(d, tool):
     between them. An attempt whose two JSON forms agree in every figure but the
     wall time brackets its text form: the text is compared, byte for byte, with
     the tool's rendering of the first JSON form with its wall time set to the one
-    the text shows (which must lie between the two JSON forms')."""
+    the text shows (which must lie between the two JSON forms'). The tool runs
+    with --no-lines: without it, it adds the sites' file:line, which the library
+    does not print."""
     used = 0
     for n in range(5):
         a, b = load(os.path.join(d, "%d.a.json" % n)), load(os.path.join(d, "%d.b.json" % n))
@@ -133,7 +136,7 @@ def twin(d, tool):
             return 1
         with open(fixed, "w") as f:
             f.write(raw.replace(old, '"wall_ns": %d' % (ms * 10 ** 6)))
-        out = subprocess.run([tool, "text", fixed], stdout=subprocess.PIPE,
+        out = subprocess.run([tool, "text", "--no-lines", fixed], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, universal_newlines=True)
         if out.returncode != 0:
             print("attempt %d: %s text failed: %s" % (n, tool, out.stderr.strip()))
