@@ -85,6 +85,20 @@ int sc__stream_fd(int fd) {
   return -1;
 }
 
+void sc__stream_rebind(int fd) {
+  if (fd != 1 && fd != 2) return;
+  sc__stream_record();
+  stream_t *s = &streams[fd];
+  int copy = atomic_exchange_explicit(&s->copy, -1, memory_order_acq_rel);
+  int saved = errno;
+  if (copy >= 0 && same_file(s, copy)) close(copy);
+  struct stat st;
+  s->open = fstat(fd, &st) == 0;
+  s->dev = s->open ? st.st_dev : 0;
+  s->ino = s->open ? st.st_ino : 0;
+  errno = saved;
+}
+
 void sc__stream_write(int fd, const char *buf, size_t len) {
   int to = sc__stream_fd(fd);
   if (to >= 0) sc__os_write_all(to, buf, len);

@@ -29,6 +29,10 @@ void sc__stream_keep(int fd);
  * does; -1 when the stream was closed at startup or neither refers to
  * that file now. Checked on every call. */
 int sc__stream_fd(int fd);
+/** Take what fd (1 or 2) refers to now as that stream, dropping our copy:
+ * for the library's own tests, which capture stderr in the process with
+ * dup2 and put it back. */
+void sc__stream_rebind(int fd);
 /** Write buf to stream fd (1 or 2) through sc__stream_fd: nothing at all
  * when the stream is gone. */
 void sc__stream_write(int fd, const char *buf, size_t len);
