@@ -236,6 +236,50 @@ Test(arrives, a_program_with_its_own_sigterm_handler_keeps_it, .timeout = 60) {
   run_free(&r);
 }
 
+/* Python installs its KeyboardInterrupt handler only where it reads the
+ * default action on SIGINT: the program still reads the default, and the
+ * handler it installs replaces ours. */
+Test(arrives, the_program_still_reads_the_default_action_and_replaces_ours, .timeout = 60) {
+  char path[128], reason[128], var[160];
+  in_dir(path, sizeof(path), "r.json");
+  snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+  const char *const env[] = {var, NULL};
+  const char *const peek[] = {"peek", NULL};
+  run_t r;
+  run(&r, env, peek);
+  expect_exit(&r, 4);
+  cr_expect_str_eq(r.out, "handled\n");
+  json_reason(path, reason, sizeof(reason));
+  cr_expect_str_eq(reason, "_exit", "its own handler's _exit, not our SIGINT report");
+  run_free(&r);
+  /* signal(SIGHUP, SIG_DFL) reads the default and keeps the report. */
+  unlink(path);
+  const char *const hup[] = {"peek_hup", NULL};
+  run(&r, env, hup);
+  expect_killed_by(&r, SIGHUP);
+  json_reason(path, reason, sizeof(reason));
+  cr_expect_str_eq(reason, "terminated: SIGHUP");
+  run_free(&r);
+}
+
+Test(arrives, python_keeps_its_keyboard_interrupt, .timeout = 60) {
+  char *argv[] = {access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3", "-c",
+                  "import os, signal, time\n"
+                  "try:\n"
+                  "  os.kill(os.getpid(), signal.SIGINT); time.sleep(5); print('no interrupt')\n"
+                  "except KeyboardInterrupt:\n"
+                  "  print('KeyboardInterrupt')\n",
+                  NULL};
+  const char *const env[] = {"SIZECLASS_STATS=1", NULL};
+  pr_opts_t o = {.preload = true, .drop_sizeclass_env = true, .timeout_s = 60, .env = env};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o));
+  cr_expect_eq(r.exit_code, 0, "%s", r.err);
+  cr_expect_str_eq(r.out, "KeyboardInterrupt\n");
+  cr_expect_eq(count(r.err, "== libsizeclass statistics (exit) =="), 1, "%s", r.err);
+  free(r.out);
+}
+
 Test(arrives, without_a_report_a_termination_signal_is_untouched, .timeout = 60) {
   const char *const env[] = {NULL};
   const char *const args[] = {"kill", "TERM", NULL};

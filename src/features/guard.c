@@ -23,6 +23,7 @@
 #include "util/diag.h"
 #include "util/settings.h"
 #include "core/snapshot.h"
+#include "util/signals.h"
 
 /* ---- settings -------------------------------------------------------------- */
 
@@ -345,7 +346,7 @@ static void chain(int sig, siginfo_t *si, void *ctx) {
   memset(&dfl, 0, sizeof(dfl));
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, NULL);
+  sc__sig_action(sig, &dfl, NULL);
   if (si->si_code <= 0) raise(sig); /* delivered when the handler returns */
 }
 
@@ -366,8 +367,8 @@ static void install_handler(void) {
   sa.sa_sigaction = on_fault;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, &prev_segv);
-  sigaction(SIGBUS, &sa, &prev_bus);
+  sc__sig_action(SIGSEGV, &sa, &prev_segv);
+  sc__sig_action(SIGBUS, &sa, &prev_bus);
 }
 
 /* ---- the decision ---------------------------------------------------------- */

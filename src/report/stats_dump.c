@@ -50,6 +50,7 @@
 #include "report/report.h"
 #include "util/os.h"
 #include "util/path.h"
+#include "util/signals.h"
 #include "util/stream.h"
 
 #define PATH_CAP 4096
@@ -225,7 +226,20 @@ static void dump_on_signal(int sig) {
  * of its own. */
 static void fork_child(void) {
   atomic_store(&dumping, 0);
+  atomic_store(&last_level, 0);
   my_pid = getpid();
+}
+
+/** A report that ends the run while another thread writes one (the exit
+ * report, say): let that one finish first (bounded), then end. */
+static void wait_other_dump(void) {
+  long me = syscall(SYS_gettid);
+  for (int i = 0; i < 2000; i++) {
+    long who = atomic_load(&dumping);
+    if (who == 0 || who == me) return;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
 }
 
 /* ---- last words: termination signals, crashes, aborts, _exit ------------------- */
@@ -256,7 +270,7 @@ static unsigned sig_index(int sig) {
  * install its own since: if it calls ours, it chains to what it found). */
 static bool action_is(int sig, void (*fn)(int, siginfo_t *, void *)) {
   struct sigaction cur;
-  return sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) != 0 &&
+  return sc__sig_action(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) != 0 &&
          cur.sa_sigaction == fn;
 }
 
@@ -267,7 +281,8 @@ static void set_default(int sig, bool unblock) {
   memset(&dfl, 0, sizeof(dfl));
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, NULL);
+  sc__sig_action(sig, &dfl, NULL);
+  sc__sig_hide(sig, false);
   if (unblock) {
     sigset_t set;
     sigemptyset(&set);
@@ -285,6 +300,7 @@ static void on_terminate(int sig, siginfo_t *si, void *ctx) {
   if (ours) {
     sc__os_watchdog(sig, WATCHDOG_S);
     dump_last(SC_REASON_TERMINATED, sig_names[sig_index(sig)].name);
+    wait_other_dump();
   }
   raise(sig); /* the default action: the process ends as it would have */
   errno = saved;
@@ -300,6 +316,7 @@ static void on_crash(int sig, siginfo_t *si, void *ctx) {
   if (ours) {
     sc__os_watchdog(sig, WATCHDOG_S);
     dump_last(SC_REASON_CRASH, sig_names[i].name);
+    wait_other_dump();
   }
   /* A fault happens again when the handler returns, now with the default
    * action; a signal that was sent (abort(), kill) is sent again. */
@@ -334,14 +351,14 @@ static void last_words(sc_last_t what, const char *why) {
   sa.sa_sigaction = on_report_fault;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, NULL);
-  sigaction(SIGBUS, &sa, NULL);
+  sc__sig_action(SIGSEGV, &sa, NULL);
+  sc__sig_action(SIGBUS, &sa, NULL);
   sigset_t faults;
   sigemptyset(&faults);
   sigaddset(&faults, SIGSEGV);
   sigaddset(&faults, SIGBUS);
   pthread_sigmask(SIG_UNBLOCK, &faults, NULL);
-  bool abrt_default = sigaction(SIGABRT, NULL, &abrt) == 0 &&
+  bool abrt_default = sc__sig_action(SIGABRT, NULL, &abrt) == 0 &&
                       (((abrt.sa_flags & SA_SIGINFO) == 0 && abrt.sa_handler == SIG_DFL) ||
                        ((abrt.sa_flags & SA_SIGINFO) != 0 && abrt.sa_sigaction == on_crash));
   /* The program's own SIGABRT handler still runs at abort(): the bound is
@@ -358,12 +375,13 @@ static void arm_last(unsigned from, unsigned to, bool on, void (*fn)(int, siginf
   for (unsigned i = from; i < to; i++) {
     int sig = sig_names[i].signo;
     if (!on || sig == cfg.signo) { /* SIZECLASS_STATS_SIGNAL may have it */
-      if (sig_armed[i] && action_is(sig, fn)) sigaction(sig, &sig_prev[i], NULL);
+      if (sig_armed[i] && action_is(sig, fn)) sc__sig_action(sig, &sig_prev[i], NULL);
+      if (sig_armed[i]) sc__sig_hide(sig, false);
       sig_armed[i] = false;
       continue;
     }
     struct sigaction cur;
-    if (sig_armed[i] || sigaction(sig, NULL, &cur) != 0) continue;
+    if (sig_armed[i] || sc__sig_action(sig, NULL, &cur) != 0) continue;
     bool dfl = (cur.sa_flags & SA_SIGINFO) == 0 && cur.sa_handler == SIG_DFL;
     bool guarded =
         guard != NULL && (cur.sa_flags & SA_SIGINFO) != 0 && (void *)cur.sa_sigaction == guard;
@@ -374,7 +392,12 @@ static void arm_last(unsigned from, unsigned to, bool on, void (*fn)(int, siginf
     sa.sa_sigaction = fn;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(sig, &sa, &sig_prev[i]) == 0) sig_armed[i] = true;
+    if (sc__sig_action(sig, &sa, &sig_prev[i]) != 0) continue;
+    sig_armed[i] = true;
+    /* Over the default action, the program still reads the default
+     * (shim/signal.c): a program that installs a handler only where it
+     * finds the default (Python's SIGINT) keeps doing so. */
+    sc__sig_hide(sig, dfl);
   }
 }
 
@@ -384,7 +407,7 @@ static void arm_last(unsigned from, unsigned to, bool on, void (*fn)(int, siginf
  * signal; false when the handler cannot be installed. */
 static bool arm_signal(int signo) {
   if (signo == armed_signo) return true;
-  if (armed_signo != 0) sigaction(armed_signo, &prev_action, NULL);
+  if (armed_signo != 0) sc__sig_action(armed_signo, &prev_action, NULL);
   armed_signo = 0;
   if (signo == 0) return true;
   struct sigaction sa;
@@ -392,7 +415,7 @@ static bool arm_signal(int signo) {
   sa.sa_handler = dump_on_signal;
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  if (sigaction(signo, &sa, &prev_action) != 0) return false;
+  if (sc__sig_action(signo, &sa, &prev_action) != 0) return false;
   armed_signo = signo;
   return true;
 }

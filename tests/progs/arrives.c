@@ -14,6 +14,12 @@
  *                             SEGV, ABRT, ...) and wait for it
  *   arrives own_term          install a SIGTERM handler (it exits 3), then
  *                             as kill TERM
+ *   arrives peek              as Python does: read SIGINT's action, and
+ *                             only when it is the default install a
+ *                             handler (it exits 4); then raise SIGINT.
+ *                             Exit 8 when the default was not what it read
+ *   arrives peek_hup          signal(SIGHUP, SIG_DFL) must return SIG_DFL
+ *                             (else exit 9); then kill itself with SIGHUP
  *   arrives own_segv          install a SIGSEGV handler (it exits 4), then
  *                             fault
  *   arrives segv | bus | ill | fpe | abort | overflow
@@ -201,6 +207,25 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "own_term") == 0) signal(SIGTERM, own_handler);
     churn();
     kill(getpid(), sig);
+    for (;;) pause();
+  }
+  if (strcmp(mode, "peek") == 0) {
+    struct sigaction old;
+    if (sigaction(SIGINT, NULL, &old) != 0) return 2;
+    if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) return 8;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = own_handler;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGINT, &sa, NULL) != 0) return 2;
+    churn();
+    raise(SIGINT);
+    return 0;
+  }
+  if (strcmp(mode, "peek_hup") == 0) {
+    if (signal(SIGHUP, SIG_DFL) != SIG_DFL) return 9;
+    churn();
+    kill(getpid(), SIGHUP);
     for (;;) pause();
   }
   if (strcmp(mode, "own_segv") == 0) {
