@@ -129,6 +129,21 @@ Test(arrives, stdout_closed_at_startup_never_gets_the_report_in_the_programs_fil
   closed_stream_case("exec \"$0\" \"$@\" >&-", "SIZECLASS_STATS=stdout", "fd 1");
 }
 
+/* Where the report cannot be written, one line says why. */
+Test(arrives, a_report_to_a_closed_stdout_says_why_on_stderr, .timeout = 60) {
+  char log[128];
+  in_dir(log, sizeof(log), "game.log");
+  const char *const env[] = {"SIZECLASS_STATS=stdout", NULL};
+  const char *const args[] = {"log", log, NULL};
+  run_t r;
+  run_in(&r, "exec \"$0\" \"$@\" >&-", env, args);
+  expect_exit(&r, 0);
+  cr_expect_str_eq(r.err,
+                   "sizeclass: SIZECLASS_STATS=\"stdout\": stdout was closed when the process "
+                   "started; no report\n");
+  run_free(&r);
+}
+
 /* ---- 2. the library's own aborts ------------------------------------------------------- */
 
 Test(arrives, frame_check_abort_writes_the_json_report_first, .timeout = 60) {

@@ -193,7 +193,15 @@ static void dump(sc_reason_t reason, const char *why) {
   }
   if (!opened) {
     if (reason == SC_REASON_EXIT) flush_stdio(); /* not from a signal handler */
-    fd = sc__stream_fd(fd); /* -1: the stream was closed at startup, or is another file now */
+    int stream = fd;
+    fd = sc__stream_fd(stream); /* -1: the stream was closed at startup, or is another file now */
+    /* No report on stdout: say so on stderr, when that is still ours. (On
+     * stderr itself nothing can be said.) */
+    if (fd < 0 && stream == 1)
+      sc__setting_warn(SC_SET_STATS,
+                       sc__stream_was_open(1) ? "stdout is not what it was at startup"
+                                              : "stdout was closed when the process started",
+                       "no report");
   }
   if (fd >= 0) sc__report_write_why(fd, format, reason, why, true);
   if (opened) close(fd);
