@@ -210,6 +210,35 @@ Test(arrives, an_abort_without_a_report_asked_writes_none, .timeout = 60) {
   run_free(&r);
 }
 
+/* An abort on broken metadata (the SC_DEBUG library's validators find
+ * each corruption of tests/progs/debug/corrupt.c): the report reads what
+ * it can and never hangs or crashes the abort into something else. */
+Test(arrives, an_abort_on_broken_metadata_still_ends_by_abort, .timeout = 240) {
+  const char *const kinds[] = {"used", "link", "map", "carve", "pages", "queued"};
+  char prog[512];
+  pr_prog_path(prog, sizeof(prog), "debug/corrupt");
+  for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+    char path[128], var[160], reason[512];
+    in_dir(path, sizeof(path), "r.json");
+    unlink(path);
+    snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+    const char *const env[] = {var, NULL};
+    char *argv[] = {prog, (char *)kinds[i], NULL};
+    pr_opts_t o = {.timeout_s = 60, .drop_sizeclass_env = true, .env = env};
+    pr_result_t r;
+    cr_assert(pr_run(&r, argv, &o), "could not run %s", prog);
+    cr_expect(!r.timed_out, "%s: hung", kinds[i]);
+    cr_expect(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT, "%s: status %#x: %s",
+              kinds[i], (unsigned)r.status, r.err);
+    if (strstr(r.err, "sizeclass: the report faulted; aborting without it\n") == NULL) {
+      json_reason(path, reason, sizeof(reason));
+      cr_expect(strncmp(reason, "abort: assertion failed: ", 25) == 0, "%s: reason %s", kinds[i],
+                reason);
+    }
+    free(r.out);
+  }
+}
+
 /* ---- 3. termination signals ---------------------------------------------------------- */
 
 static void terminated_case(const char *name, int sig) {
