@@ -366,6 +366,8 @@ Test(arrives, crashes_write_the_report_when_asked_and_die_by_the_same_signal, .t
 
 Test(arrives, a_stack_overflow_reports_from_the_alternate_stack, .timeout = 60) {
   crash_case("overflow", SIGSEGV, "crash: SIGSEGV", true);
+  /* A thread gets its alternate stack when it makes its first allocation. */
+  crash_case("thread_overflow", SIGSEGV, "crash: SIGSEGV", true);
 }
 
 Test(arrives, crashes_write_nothing_by_default, .timeout = 60) {

@@ -25,6 +25,8 @@
  *   arrives segv | bus | ill | fpe | abort | overflow
  *                             crash that way (overflow: the stack)
  *   arrives thread_segv       fault in a second thread that allocated
+ *   arrives thread_overflow   run off the stack of a second thread that
+ *                             allocated
  *   arrives uaf               write to a freed 100-byte block (with
  *                             SIZECLASS_GUARD=1 a guard page catches it)
  *   arrives _exit | _Exit     allocate, then _exit(5) / _Exit(5)
@@ -95,6 +97,13 @@ static int overflow(int depth) {
   pad[0] = (char)depth;
   if (depth > (1 << 30)) return pad[0];
   return overflow(depth + 1) + pad[0];
+}
+
+static void *overflow_thread(void *arg) {
+  (void)arg;
+  churn();
+  overflow(0);
+  return NULL;
 }
 
 static void *segv_thread(void *arg) {
@@ -277,6 +286,12 @@ int main(int argc, char **argv) {
     if (p == NULL) return 2;
     free(p);
     ((volatile char *)p)[0] = 1;
+    return 0;
+  }
+  if (strcmp(mode, "thread_overflow") == 0) {
+    pthread_t t;
+    pthread_create(&t, NULL, overflow_thread, NULL);
+    pthread_join(t, NULL);
     return 0;
   }
   if (strcmp(mode, "thread_segv") == 0) {
