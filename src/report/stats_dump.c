@@ -349,6 +349,7 @@ static void last_words(sc_last_t what, const char *why) {
   if (!cfg.at_exit) return;
   if (what == SC_LAST_EXIT) {
     dump_last(SC_REASON_QUICK_EXIT, NULL);
+    wait_other_dump(); /* another thread's exit report, say: let it finish */
     return;
   }
   /* An abort, perhaps with metadata broken: a fault in the report aborts at
