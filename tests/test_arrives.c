@@ -239,6 +239,27 @@ Test(arrives, an_abort_on_broken_metadata_still_ends_by_abort, .timeout = 240) {
   }
 }
 
+/* The report of an abort faults on records broken beyond its checks: one
+ * line says so, and the abort happens at once. */
+Test(arrives, a_fault_in_the_abort_report_aborts_at_once, .timeout = 60) {
+  char prog[512], path[128], var[160];
+  pr_prog_path(prog, sizeof(prog), "linked/report_fault");
+  in_dir(path, sizeof(path), "r.json");
+  snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+  const char *const env[] = {var, NULL};
+  char *argv[] = {prog, NULL};
+  pr_opts_t o = {.timeout_s = 60, .drop_sizeclass_env = true, .env = env};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o), "could not run %s", prog);
+  cr_expect(!r.timed_out, "hung");
+  cr_expect(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT, "status %#x: %s",
+            (unsigned)r.status, r.err);
+  cr_expect_not_null(strstr(r.err, "sizeclass: double free of 0x"), "%s", r.err);
+  cr_expect_not_null(strstr(r.err, "sizeclass: the report faulted; aborting without it\n"), "%s",
+                     r.err);
+  free(r.out);
+}
+
 /* ---- 3. termination signals ---------------------------------------------------------- */
 
 static void terminated_case(const char *name, int sig) {
