@@ -557,7 +557,9 @@ sc_arena_t *sc__arena_get(void) {
   thread_bind(a);
   if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) == 2)
     pthread_setspecific(thread_exit_key, a);
-  if (atomic_load_explicit(&altstacks_wanted, memory_order_relaxed)) sc__os_altstack_ensure();
+  /* Not for an arena borrowed after the thread's exit (one free's worth). */
+  if (atomic_load_explicit(&altstacks_wanted, memory_order_relaxed) && !thread_exited)
+    sc__os_altstack_ensure();
   return a;
 }
 
