@@ -31,7 +31,7 @@ LDLIBS_LIB := -lpthread -ldl -lgcc_s
 # (src/mark/text_mark.h).
 LIB_LAYERS := util core features report api
 LIB_SRCS := src/mark/text_begin.c $(foreach l,$(LIB_LAYERS),$(sort $(wildcard src/$(l)/*.c))) \
-            shim/shim.c shim/cxx.c src/mark/text_end.c
+            shim/shim.c shim/cxx.c shim/signal.c src/mark/text_end.c
 LIB_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(LIB_SRCS))
 LIB_DEPS := $(LIB_OBJS:.o=.d)
 

@@ -57,8 +57,7 @@ static void *runtime_op(int form) { return dlsym(RTLD_NEXT, runtime_names[form])
  * a C++ program): say so and stop, as an uncaught bad_alloc would. */
 static sc_noreturn void no_runtime(size_t n) {
   (void)n;
-  sc__warn("operator new: out of memory, and no C++ runtime to throw std::bad_alloc");
-  abort();
+  sc__abort_with_report("operator new: out of memory, and no C++ runtime to throw std::bad_alloc");
 }
 
 /* ---- the out-of-line handovers to the runtime ---------------------------- */

@@ -6,10 +6,12 @@
  * leaves room. */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/purge.h"
+#include "core/internal.h"
 
 #define SC_EXPORT __attribute__((visibility("default")))
 
@@ -76,4 +78,20 @@ SC_EXPORT int malloc_trim(size_t pad) {
   size_t ours = sc__purge_trim();
   int sys = sc__sys_trim(pad);
   return ours != 0 || sys != 0;
+}
+
+/* _exit and _Exit: the report a run asked for arrives when a program ends
+ * this way too (dash, and forked children that must not run atexit
+ * handlers, do): the core's last words (reason "_exit"; not in a clone or
+ * vfork child), then the process ends as glibc's _exit ends it. exit()
+ * does not come here (glibc calls its own _exit), and its report is not
+ * written twice. */
+SC_EXPORT void _exit(int status) {
+  sc__last_words_exit();
+  for (;;) syscall(SYS_exit_group, status);
+}
+
+SC_EXPORT void _Exit(int status) {
+  sc__last_words_exit();
+  for (;;) syscall(SYS_exit_group, status);
 }

@@ -20,6 +20,7 @@
 #include "core_util.h"
 #include "core/internal.h"
 #include "core/purge.h"
+#include "util/stream.h"
 #include "sizeclass.h"
 
 #define MIB ((size_t)1 << 20)
@@ -410,10 +411,12 @@ static void read_env(const char *delay, const char *step, char *buf, size_t cap)
   unlink(path);
   int saved = dup(2);
   dup2(fd, 2);
+  sc__stream_rebind(2); /* the library writes only to the stderr it knows */
   sc_option_set("SIZECLASS_PURGE_DELAY_MS", delay);
   sc_option_set("SIZECLASS_PURGE_STEP", step);
   dup2(saved, 2);
   close(saved);
+  sc__stream_rebind(2);
   ssize_t n = pread(fd, buf, cap - 1, 0);
   close(fd);
   buf[n > 0 ? n : 0] = 0;

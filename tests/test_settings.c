@@ -17,6 +17,7 @@
 
 #include "core_util.h"
 #include "util/settings.h"
+#include "util/stream.h"
 #include "sizeclass.h"
 #include "stats_util.h"
 
@@ -464,9 +465,11 @@ static sc_setting_state_t store_capturing(sc_setting_id_t id, const char *v, cha
   fflush(stderr);
   int saved = dup(2);
   dup2(fd, 2);
+  sc__stream_rebind(2); /* the library writes only to the stderr it knows */
   sc_setting_state_t st = sc__setting_store(id, v);
   dup2(saved, 2);
   close(saved);
+  sc__stream_rebind(2);
   ssize_t n = pread(fd, buf, cap - 1, 0);
   close(fd);
   buf[n > 0 ? n : 0] = 0;

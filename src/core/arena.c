@@ -11,6 +11,7 @@
 #include "core/page_queue.h"
 #include "core/purge.h"
 #include "core/seam.h"
+#include "core/snapshot.h"
 
 sc_tls sc_thread_t sc__thread = {
     .current = {[0 ... SC_BUCKETS - 1] = &sc__empty_page},
@@ -399,6 +400,15 @@ void *sc__arena_alloc_slow(size_t n, size_t g) {
 /* Set once this thread's arena was handed on at thread exit. */
 static sc_tls bool thread_exited;
 
+/* The crash report wants an alternate signal stack on every thread that
+ * allocates (snapshot.h): each gets one when it binds its first arena. */
+static _Atomic bool altstacks_wanted;
+
+void sc__altstacks_want(void) {
+  atomic_store_explicit(&altstacks_wanted, true, memory_order_relaxed);
+  sc__os_altstack_ensure(); /* the calling thread */
+}
+
 /** Point the calling thread's fast-path slots at a's pages (or, without
  * an arena, at nothing: every malloc is slow), its `self` at a unless a
  * feature sees every local free, and start its countdown (seam.c). */
@@ -441,6 +451,7 @@ static void arena_abandon(void *arg) {
   a->thread = NULL;
   a->bound = 0;
   thread_exited = true;
+  sc__os_altstack_release();
   sc__arena_flush_remote(a);
   sc__purge_on_abandon(a);
   release_heads(a);
@@ -546,6 +557,9 @@ sc_arena_t *sc__arena_get(void) {
   thread_bind(a);
   if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) == 2)
     pthread_setspecific(thread_exit_key, a);
+  /* Not for an arena borrowed after the thread's exit (one free's worth). */
+  if (atomic_load_explicit(&altstacks_wanted, memory_order_relaxed) && !thread_exited)
+    sc__os_altstack_ensure();
   return a;
 }
 

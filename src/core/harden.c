@@ -3,11 +3,32 @@
  * "sizeclass: invalid free / double free / corrupted free list" line the
  * core prints, the reports the fast paths jump to included. They format
  * with the one diagnostic line of diag.h: no stdio, no malloc, safe in any
- * state. */
+ * state.
+ *
+ * Every abort of the library's own (these, the features' checks, the
+ * steady-state check) goes through sc__abort_with_report: the line, then
+ * the report's last words when the report registered them (it writes the
+ * report a run asked for, reason "abort: <message>"), then abort(). The
+ * core never calls the report: the report layer registers a function
+ * pointer (snapshot.h). */
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/internal.h"
+#include "core/snapshot.h"
 #include "util/diag.h"
+
+static _Atomic(sc_last_words_fn) last_words;
+
+/* The thread writing an abort's report (its kernel id); 0: none. */
+static _Atomic long reporter;
+
+void sc__last_words_register(sc_last_words_fn fn) {
+  atomic_store_explicit(&last_words, fn, memory_order_release);
+}
 
 void sc__warn(const char *msg) {
   sc_diag_t d = {.len = 0};
@@ -16,9 +37,47 @@ void sc__warn(const char *msg) {
   sc__diag_emit(&d);
 }
 
+/** "sizeclass: <why>" on stderr, whatever its length (a steady-state
+ * message names a function and its module). */
+static void say(const char *why) {
+  char buf[1600];
+  size_t n = 0;
+  for (const char *p = "sizeclass: "; *p != 0;) buf[n++] = *p++;
+  while (*why != 0 && n < sizeof(buf) - 1) buf[n++] = *why++;
+  buf[n++] = '\n';
+  sc__stream_write(2, buf, n);
+}
+
+void sc__abort_with_report(const char *why) {
+  say(why);
+  sc__abort_said(why);
+}
+
+void sc__abort_said(const char *why) {
+  long me = syscall(SYS_gettid), none = 0;
+  if (atomic_compare_exchange_strong(&reporter, &none, me)) {
+    sc_last_words_fn fn = atomic_load_explicit(&last_words, memory_order_acquire);
+    if (fn != NULL) fn(SC_LAST_ABORT, why);
+  } else if (none != me) {
+    /* Another thread is writing the report and aborts when it is done:
+     * wait for that (it is bounded: the report gives up after a while),
+     * then abort anyway. The reporting thread itself (an abort inside its
+     * own report) aborts at once. */
+    for (int i = 0; i < 15000; i++) {
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+    }
+  }
+  abort();
+}
+
+void sc__last_words_exit(void) {
+  sc_last_words_fn fn = atomic_load_explicit(&last_words, memory_order_acquire);
+  if (fn != NULL) fn(SC_LAST_EXIT, NULL);
+}
+
 void sc__fatal_block(const char *what, const void *p, unsigned class_size) {
   sc_diag_t d = {.len = 0};
-  sc__diag_str(&d, "sizeclass: ");
   sc__diag_str(&d, what);
   sc__diag_str(&d, " of ");
   sc__diag_hex(&d, (uintptr_t)p);
@@ -27,16 +86,14 @@ void sc__fatal_block(const char *what, const void *p, unsigned class_size) {
     sc__diag_uint(&d, class_size);
     sc__diag_str(&d, " B)");
   }
-  sc__diag_emit(&d);
-  abort();
+  sc__abort_with_report(sc__diag_cstr(&d));
 }
 
 void sc__fatal_list(unsigned class_size) {
   sc_diag_t d = {.len = 0};
-  sc__diag_str(&d, "sizeclass: corrupted free list in class ");
+  sc__diag_str(&d, "corrupted free list in class ");
   sc__diag_uint(&d, class_size);
-  sc__diag_emit(&d);
-  abort();
+  sc__abort_with_report(sc__diag_cstr(&d));
 }
 
 /* ---- the fast paths' reports (alloc.h) ------------------------------------ */

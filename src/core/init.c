@@ -12,6 +12,7 @@
 #include "core/internal.h"
 #include "core/seam.h"
 #include "core/snapshot.h"
+#include "util/stream.h"
 
 uintptr_t sc__secret;
 uintptr_t sc__key_secret;
@@ -42,6 +43,7 @@ void sc__init(void) {
   if (sc_likely(atomic_load_explicit(&init_state, memory_order_acquire) == 2)) return;
   int expected = 0;
   if (atomic_compare_exchange_strong(&init_state, &expected, 1)) {
+    sc__stream_record(); /* what stdout and stderr are at startup (util/stream.h) */
     uintptr_t secrets[2];
     make_secrets(secrets);
     sc__secret = secrets[0];

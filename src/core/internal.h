@@ -504,6 +504,18 @@ sc_cold __attribute__((returns_nonnull)) void *sc__fatal_list_of(const sc_page_t
 sc_noreturn sc_cold void sc__fatal_list_at(const sc_page_t *page);
 /** Print "sizeclass: <msg>\n" to stderr without allocating. */
 void sc__warn(const char *msg);
+/** Every abort of the library's own goes through here: print
+ * "sizeclass: <why>" on stderr, let the report write itself first when
+ * one was asked for (reason "abort: <why>"; snapshot.h's last words,
+ * bounded: a fault or a second abort while it runs stops at once), then
+ * abort(). */
+sc_noreturn sc_cold void sc__abort_with_report(const char *why);
+/** The same, for a caller that printed its lines itself (the guard pages'
+ * fault report): the report, then abort(). */
+sc_noreturn sc_cold void sc__abort_said(const char *why);
+/** The program called _exit or _Exit (shim.c): the report's last words
+ * (reason "_exit"), then the caller ends the process. */
+void sc__last_words_exit(void);
 
 /* Free-list link encoding: the stored word is the target xor a 64-bit
  * random secret, so a use-after-free write cannot aim the list anywhere

@@ -98,6 +98,28 @@ bool sc__timeline_frames(uint64_t *count, uint64_t *kept);
  * kept) into *out: a consistent copy unless a mark keeps overwriting it. */
 void sc__timeline_entry(uint64_t count, uint64_t kept, uint64_t i, sc_frame_entry_t *out);
 
+/* ---- last words (core/harden.c) ------------------------------------------------- */
+
+/* How the process ends where the report's atexit handler cannot see it. */
+typedef enum {
+  SC_LAST_ABORT = 1, /* the library's own abort; `why` is its message */
+  SC_LAST_EXIT = 2,  /* the program called _exit or _Exit; `why` is NULL */
+} sc_last_t;
+typedef void (*sc_last_words_fn)(sc_last_t what, const char *why);
+
+/** The report registers what to write before the library aborts or the
+ * program calls _exit (the core never calls the report itself). */
+void sc__last_words_register(sc_last_words_fn fn);
+
+/** Give the calling thread, and from now on every thread when it binds
+ * its first arena, an alternate signal stack (arena.c): the crash report
+ * runs on it. A thread's stack goes at its exit. */
+void sc__altstacks_want(void);
+
+/** The guard pages' fault handler (features/guard.c), when it is
+ * installed (NULL otherwise): the crash report chains to it. */
+void *sc__guard_fault_handler(void);
+
 #pragma GCC visibility pop
 
 #endif /* SC_SNAPSHOT_H */

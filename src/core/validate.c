@@ -29,7 +29,7 @@
  * when below SC_CLASSES, else the arena). */
 static void begin(sc_diag_t *d, const char *what, const sc_page_t *page, unsigned c) {
   d->len = 0;
-  sc__diag_str(d, "sizeclass: assertion failed: ");
+  sc__diag_str(d, "assertion failed: ");
   sc__diag_str(d, what);
   if (page != NULL) {
     sc__diag_str(d, " (page ");
@@ -56,11 +56,8 @@ static void num(sc_diag_t *d, const char *sep, const char *label, uint64_t v) {
   sc__diag_uint(d, v);
 }
 
-/** Write the message and abort. */
-static sc_noreturn sc_cold void fail(sc_diag_t *d) {
-  sc__diag_emit(d);
-  abort();
-}
+/** Write the message (and the report a run asked for) and abort. */
+static sc_noreturn sc_cold void fail(sc_diag_t *d) { sc__abort_with_report(sc__diag_cstr(d)); }
 
 /** A broken invariant with one or two figures (label NULL: none). */
 static sc_noreturn sc_cold void broken(const char *what, const sc_page_t *page, unsigned c,
@@ -80,15 +77,14 @@ static sc_noreturn sc_cold void broken(const char *what, const sc_page_t *page, 
 
 void sc__assert_fail(const char *expr, const char *file, unsigned line) {
   sc_diag_t d = {.len = 0};
-  sc__diag_str(&d, "sizeclass: assertion failed: ");
+  sc__diag_str(&d, "assertion failed: ");
   sc__diag_str(&d, expr);
   sc__diag_str(&d, " (");
   sc__diag_str(&d, file);
   sc__diag_str(&d, ":");
   sc__diag_uint(&d, line);
   sc__diag_str(&d, ")");
-  sc__diag_emit(&d);
-  abort();
+  sc__abort_with_report(sc__diag_cstr(&d));
 }
 
 /* ---- a page --------------------------------------------------------------------- */

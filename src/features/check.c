@@ -51,7 +51,6 @@ static sc_tls bool releasing;
 static sc_noreturn sc_cold void report(const char *what, size_t req, const void *b, size_t size,
                                        size_t byte) {
   sc_diag_t d = {.len = 0};
-  sc__diag_str(&d, "sizeclass: ");
   if (req != SIZE_MAX) {
     sc__diag_str(&d, "overflow past the ");
     sc__diag_uint(&d, req);
@@ -66,8 +65,7 @@ static sc_noreturn sc_cold void report(const char *what, size_t req, const void 
   sc__diag_str(&d, " B): byte ");
   sc__diag_uint(&d, byte);
   sc__diag_str(&d, " changed");
-  sc__diag_emit(&d);
-  abort();
+  sc__abort_with_report(sc__diag_cstr(&d));
 }
 
 /* ---- the patterns ------------------------------------------------------------- */

@@ -26,6 +26,7 @@
 #include "util/symbolize.h"
 #include "features/timeline.h"
 #include "core/snapshot.h"
+#include "util/stream.h"
 
 enum { MODE_OFF = 0, MODE_WARN = 1, MODE_ABORT = 2 };
 enum { API_NONE = 0, API_ON = 1, API_OFF = 2 };
@@ -108,13 +109,17 @@ static void complain(uint64_t frame, unsigned c, bool site) {
       (atomic_fetch_or_explicit(&warned, bit, memory_order_relaxed) & bit) != 0)
     return;
   line_t l = {.len = 0};
-  add_uint(&l, frame, 10, "sizeclass: frame ");
+  static const char prefix[] = "sizeclass: ";
+  add(&l, prefix);
+  add_uint(&l, frame, 10, "frame ");
   add_uint(&l, sc__class_size(c), 10, ": fresh carve in class ");
   add(&l, " B");
   if (site) add_site(&l);
+  l.buf[l.len] = 0;
+  /* abort mode: the line, the report a run asked for, then abort() */
+  if (mode == MODE_ABORT) sc__abort_with_report(l.buf + sizeof(prefix) - 1);
   l.buf[l.len++] = '\n';
-  sc__os_write_all(2, l.buf, l.len);
-  if (mode == MODE_ABORT) abort();
+  sc__stream_write(2, l.buf, l.len);
 }
 
 /* ---- the check --------------------------------------------------------------------------- */

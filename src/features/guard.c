@@ -22,6 +22,8 @@
 #include "core/alloc.h"
 #include "util/diag.h"
 #include "util/settings.h"
+#include "core/snapshot.h"
+#include "util/signals.h"
 
 /* ---- settings -------------------------------------------------------------- */
 
@@ -178,15 +180,14 @@ static void check_slack(const slot_t *s) {
   size_t at = sc__diag_first_changed(p + s->size, len, GUARD_SLACK_BYTE);
   if (sc_likely(at == len)) return;
   sc_diag_t d = {.len = 0};
-  sc__diag_str(&d, "sizeclass: overflow past the ");
+  sc__diag_str(&d, "overflow past the ");
   sc__diag_uint(&d, s->size);
   sc__diag_str(&d, "-byte request in block ");
   sc__diag_hex(&d, s->block);
   sc__diag_str(&d, " (guarded): byte ");
   sc__diag_uint(&d, s->size + at);
   sc__diag_str(&d, " changed");
-  sc__diag_emit(&d);
-  abort();
+  sc__abort_with_report(sc__diag_cstr(&d));
 }
 
 void sc__guard_free(void *p) {
@@ -293,15 +294,13 @@ static sc_noreturn void report_fault(uintptr_t a, const void *ctx) {
   sc_diag_t d = {.len = 0};
   uint32_t state = s != NULL ? atomic_load_explicit(&s->state, memory_order_acquire) : SLOT_UNUSED;
   if (state == SLOT_UNUSED) {
-    sc__diag_str(&d, "sizeclass: wild ");
+    sc__diag_str(&d, "wild ");
     sc__diag_str(&d, access_kind(ctx));
     sc__diag_str(&d, " at ");
     sc__diag_hex(&d, a);
     sc__diag_str(&d, " in the guard pages (no block there)");
-    sc__diag_emit(&d);
-    abort();
+    sc__abort_with_report(sc__diag_cstr(&d));
   }
-  sc__diag_str(&d, "sizeclass: ");
   sc__diag_str(&d, kind);
   sc__diag_str(&d, ": ");
   sc__diag_str(&d, access_kind(ctx));
@@ -317,10 +316,15 @@ static sc_noreturn void report_fault(uintptr_t a, const void *ctx) {
   diag_thread(&d, "allocated", s->alloc_tid);
   if (state == SLOT_FREED) diag_thread(&d, ", freed", s->free_tid);
   sc__diag_str(&d, ")");
-  sc__diag_emit(&d);
+  /* The line and its sites first, then the report (reason "abort: <line>"). */
+  char why[sizeof(d.buf)];
+  unsigned n = d.len;
+  __builtin_memcpy(why, d.buf, n);
+  why[n] = 0;
+  sc__warn(why);
   diag_site("allocated", s->alloc_site);
   if (state == SLOT_FREED) diag_site("freed", s->free_site);
-  abort();
+  sc__abort_said(why);
 }
 
 /** Hand a fault that is not ours to the handler the program had; with
@@ -342,7 +346,7 @@ static void chain(int sig, siginfo_t *si, void *ctx) {
   memset(&dfl, 0, sizeof(dfl));
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, NULL);
+  sc__sig_action(sig, &dfl, NULL);
   if (si->si_code <= 0) raise(sig); /* delivered when the handler returns */
 }
 
@@ -352,14 +356,19 @@ static void on_fault(int sig, siginfo_t *si, void *ctx) {
   chain(sig, si, ctx);
 }
 
+static bool handler_installed;
+
+void *sc__guard_fault_handler(void) { return handler_installed ? (void *)on_fault : NULL; }
+
 static void install_handler(void) {
+  handler_installed = true;
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
   sa.sa_sigaction = on_fault;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, &prev_segv);
-  sigaction(SIGBUS, &sa, &prev_bus);
+  sc__sig_action(SIGSEGV, &sa, &prev_segv);
+  sc__sig_action(SIGBUS, &sa, &prev_bus);
 }
 
 /* ---- the decision ---------------------------------------------------------- */

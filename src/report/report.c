@@ -256,9 +256,10 @@ static void leak_row(const void *ctx, unsigned r, sc_ev_t *v) {
 
 static void section_leaks(sc_emitter_t *e, const report_t *rep) {
   const struct sc_stats *st = rep->st;
-  sc__em_section(
-      e, "leaks",
-      rep->reason == SC_REASON_EXIT ? "leaks: still live at exit" : "leaks: still live now");
+  sc__em_section(e, "leaks",
+                 rep->reason == SC_REASON_EXIT || rep->reason == SC_REASON_QUICK_EXIT
+                     ? "leaks: still live at exit"
+                     : "leaks: still live now");
   sc__em_kv(e, "blocks", "class blocks", sc__ev(SC_EV_COUNT, st->totals.live_blocks));
   sc__em_kv(e, "block_bytes", "block bytes", sc__ev(SC_EV_BYTES, st->totals.live_block_bytes));
   sc__em_kv(e, "requested_bytes", "requested",
@@ -450,25 +451,53 @@ static void report_prepare(report_t *rep, const struct sc_stats *st, sc_reason_t
   }
 }
 
-static const char *reason_name(sc_reason_t reason) {
-  return reason == SC_REASON_EXIT ? "exit" : reason == SC_REASON_SIGNAL ? "signal" : "request";
+/** The report's "reason": its name, then ": <why>" when there is one
+ * (cut to fit, and to one line). */
+static const char *reason_name(char *out, size_t cap, sc_reason_t reason, const char *why) {
+  static const char *const names[] = {
+      [SC_REASON_API] = "request",           [SC_REASON_EXIT] = "exit",
+      [SC_REASON_SIGNAL] = "signal",         [SC_REASON_ABORT] = "abort",
+      [SC_REASON_TERMINATED] = "terminated", [SC_REASON_CRASH] = "crash",
+      [SC_REASON_QUICK_EXIT] = "_exit",
+  };
+  const char *name = (unsigned)reason < sizeof(names) / sizeof(names[0]) ? names[reason] : NULL;
+  if (name == NULL) name = "request";
+  size_t n = 0;
+  while (*name != 0 && n + 1 < cap) out[n++] = *name++;
+  if (why != NULL) {
+    for (const char *sep = ": "; *sep != 0 && n + 1 < cap;) out[n++] = *sep++;
+    for (; *why != 0 && *why != '\n' && n + 1 < cap; why++) out[n++] = *why;
+  }
+  out[n] = 0;
+  return out;
 }
 
 void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, bool unlocked) {
+  sc__report_write_why(fd, format, reason, NULL, unlocked);
+}
+
+void sc__report_write_why(int fd, enum sc_stats_format format, sc_reason_t reason, const char *why,
+                          bool unlocked) {
   struct sc_stats st;
   report_t rep;
   sc_emitter_t e;
+  char name[400];
+  /* Names resolved through the loader (its lock) only outside signal
+   * handlers and the library's own aborts. */
+  bool may_lock =
+      reason == SC_REASON_API || reason == SC_REASON_EXIT || reason == SC_REASON_QUICK_EXIT;
+  reason_name(name, sizeof(name), reason, why);
   sc__stats_snapshot(&st, unlocked);
   report_prepare(&rep, &st, reason);
   sc__em_begin(&e, fd, format == SC_STATS_JSON ? SC_EM_JSON : SC_EM_TEXT);
   sc__em_text(&e, "== libsizeclass statistics (");
-  sc__em_text(&e, reason_name(reason));
+  sc__em_text(&e, name);
   sc__em_text(&e, ") ==");
   sc__em_text_end(&e);
   sc__em_kv(&e, "schema", NULL, sc__ev_str("libsizeclass-stats"));
   sc__em_kv(&e, "version", NULL, sc__ev(SC_EV_COUNT, 1));
   sc__em_kv(&e, "library_version", NULL, sc__ev_str(VERSION_STRING));
-  sc__em_kv(&e, "reason", NULL, sc__ev_str(reason_name(reason)));
+  sc__em_kv(&e, "reason", NULL, sc__ev_str(name));
   section_process(&e, &st); /* and the features on */
   section_tracking(&e, &st);
   sc__em_table(&e, &class_table, SC_CLASSES + 1, class_row, &rep);
@@ -480,7 +509,7 @@ void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, b
   section_frames(&e, &rep);
   sc__report_timeline(&e, (st.tracked & SC_TRACKED_EXACT) != 0); /* timeline.c */
   section_purge(&e, &st);
-  sc__report_sites(&e, reason != SC_REASON_SIGNAL, &st); /* report_sites.c */
+  sc__report_sites(&e, may_lock, &st); /* report_sites.c */
   sc__em_end(&e);
 }
 

@@ -15,12 +15,25 @@
 
 #pragma GCC visibility push(hidden)
 
-/* Why a report is written; printed as the report's "reason". */
-typedef enum { SC_REASON_API = 0, SC_REASON_EXIT = 1, SC_REASON_SIGNAL = 2 } sc_reason_t;
+/* Why a report is written; printed as the report's "reason" ("request",
+ * "exit", "signal", "abort: <why>", "terminated: <why>", "crash: <why>",
+ * "_exit"). */
+typedef enum {
+  SC_REASON_API = 0,
+  SC_REASON_EXIT = 1,
+  SC_REASON_SIGNAL = 2,     /* SIZECLASS_STATS_SIGNAL */
+  SC_REASON_ABORT = 3,      /* the library's own abort; why: its message */
+  SC_REASON_TERMINATED = 4, /* SIGTERM, SIGINT, SIGHUP; why: "SIGTERM" */
+  SC_REASON_CRASH = 5,      /* SIZECLASS_STATS_ON_CRASH; why: "SIGSEGV" */
+  SC_REASON_QUICK_EXIT = 6, /* the program called _exit or _Exit */
+} sc_reason_t;
 
 /* ---- report.c -------------------------------------------------------- */
 /** Write the whole report to fd; never allocates. */
 void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, bool unlocked);
+/** The same, with the detail of the reason (NULL: none): "abort: <why>". */
+void sc__report_write_why(int fd, enum sc_stats_format format, sc_reason_t reason, const char *why,
+                          bool unlocked);
 
 /* ---- report_timeline.c ------------------------------------------------ */
 /** The report's "frame_timeline" key (text: the last frames), null when

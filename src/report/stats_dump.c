@@ -1,21 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /* stats_dump.c — the report at exit (atexit) and on a signal, armed from
  * the SIZECLASS_STATS* settings (settings.c) when the library loads, and
- * again when sc_option_set() changes one.
+ * again when sc_option_set() changes one; and the report's last words when
+ * the run fails (DESIGN.md 12, docs/stats.md "When"):
+ *   - the library's own aborts (core/harden.c calls what this file
+ *     registers): reason "abort: <message>", then abort();
+ *   - SIGTERM, SIGINT, SIGHUP, when the program left them at their default
+ *     action: reason "terminated: SIGTERM", then the default action;
+ *   - with SIZECLASS_STATS_ON_CRASH, SIGSEGV, SIGBUS, SIGILL, SIGFPE and
+ *     SIGABRT: reason "crash: SIGSEGV" (on an alternate signal stack), then
+ *     the default action;
+ *   - _exit() and _Exit() (shim.c): reason "_exit".
+ * One last report per process: an exit report is not followed by an
+ * _exit or termination report, and an abort or crash report only by
+ * nothing (an abort's own SIGABRT is not a second report). Clone and vfork
+ * children (posix_spawn's), which share or copy our memory without fork's
+ * handlers, never report: their pid is not the one this file noted.
  *
- * The report always arrives: a report to stderr or stdout goes through a
- * close-on-exec copy of that descriptor, made when the report is armed, so
- * a program that closes fd 2 at exit (coreutils do) or reuses the number
- * for a file of its own neither loses the report nor gets it in its file;
- * the copy is used only while it still refers to what fd 1 or 2 was. At
- * exit, stdio's buffers are flushed first (when no other thread holds
- * them), so that a report on stdout comes after everything the program
- * printed. A bad setting never stops the program: one "sizeclass:" line,
- * and the report falls back to text on stderr.
+ * A report to stderr or stdout goes only where that stream was at startup
+ * (util/stream.h): through a close-on-exec copy, made at startup when the
+ * report is armed, or the descriptor itself while it still refers to the
+ * same file. A stream closed at startup gets no report. At exit, stdio's
+ * buffers are flushed first (when no other thread holds them), so that a
+ * report on stdout comes after everything the program printed. A bad
+ * setting never stops the program: one "sizeclass:" line, and the report
+ * falls back to text on stderr.
  *
  * The dump itself allocates nothing, takes no lock and opens its file by
  * path each time, so it works in a signal handler, with other threads
- * running and in a forked child (where %p is the child's pid). */
+ * running and in a forked child (where %p is the child's pid). A last
+ * report is bounded: a kernel timer ends the process by the same signal
+ * if it has not finished after WATCHDOG_S seconds, and a fault while an
+ * abort's report runs aborts at once. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,43 +42,49 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/settings.h"
 #include "report/report.h"
 #include "util/os.h"
 #include "util/path.h"
+#include "util/signals.h"
+#include "util/stream.h"
 
 #define PATH_CAP 4096
-/* The report's copy of fd 1 or 2 sits at or above this number, out of the
- * way of programs that expect their first files at 3, 4, ... */
-#define COPY_FD_MIN 100
+/* Seconds a last report may take before its process ends anyway. */
+#define WATCHDOG_S 10
 
 /* What to do, decided from the settings. */
 static struct {
   bool at_exit;                /* dump when the process exits */
+  bool on_crash;               /* SIZECLASS_STATS_ON_CRASH (with at_exit) */
   int signo;                   /* dump on this signal; 0: none */
   enum sc_stats_format format; /* text or JSON */
   int fd;                      /* 1 or 2 when there is no path */
   char path[PATH_CAP];         /* absolute path template ("%p": pid); "" */
 } cfg = {.fd = 2};
 
-/* The report's own copy of cfg.fd, and what cfg.fd referred to then. */
-static struct {
-  int fd;     /* -1: none */
-  int of;     /* the descriptor copied (1 or 2) */
-  bool known; /* dev and ino were read */
-  dev_t dev;
-  ino_t ino;
-} out_copy = {.fd = -1};
-
 static bool exit_armed;              /* dump_at_exit is registered */
 static int armed_signo;              /* the signal our handler is on; 0: none */
 static struct sigaction prev_action; /* what that signal had before */
 
-/* 1 while a dump runs: a signal during the exit dump (or another signal
- * dump) is dropped rather than interleaved. */
-static _Atomic int dumping;
+/* The thread writing a report (kernel id); 0: none. A signal during the
+ * exit dump (or another signal dump) is dropped rather than interleaved. */
+static _Atomic long dumping;
+
+/* The last report written: 0 none, 1 the end of the run (exit, _exit,
+ * termination), 2 its failure (abort, crash). A last report is written
+ * only over a lower level: an abort in an atexit handler after the exit
+ * report gets its report, an abort's SIGABRT or an _exit after exit()
+ * no second one. */
+static _Atomic int last_level;
+
+/* The pid this file belongs to: noted at load and in fork's child. Another
+ * pid means a clone or vfork child running on our memory: it never reports. */
+static pid_t my_pid;
 
 /* ---- the destination ---------------------------------------------------------- */
 
@@ -116,36 +138,6 @@ static bool ends_with_json(const char *s) {
   return n >= 5 && strcasecmp(s + n - 5, ".json") == 0;
 }
 
-/** Keep a close-on-exec copy of fd (1 or 2) for the report, and what it is. */
-static void keep_output(int fd) {
-  if (out_copy.fd >= 0 && out_copy.of == fd) return;
-  if (out_copy.fd >= 0) close(out_copy.fd);
-  struct stat st;
-  out_copy.of = fd;
-  out_copy.known = fstat(fd, &st) == 0;
-  out_copy.dev = out_copy.known ? st.st_dev : 0;
-  out_copy.ino = out_copy.known ? st.st_ino : 0;
-  out_copy.fd = out_copy.known ? fcntl(fd, F_DUPFD_CLOEXEC, COPY_FD_MIN) : -1;
-  if (out_copy.known && out_copy.fd < 0) out_copy.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-}
-
-/** True when fd refers to the file out_copy was made of. */
-static bool same_output(int fd) {
-  struct stat st;
-  return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == out_copy.dev && st.st_ino == out_copy.ino;
-}
-
-/** Where a report for fd (1 or 2) goes now: our copy while it is still
- * what fd was, else fd itself if it still is, else nowhere (-1): a
- * program that closed both and reused the numbers must not get the
- * report in its own files. */
-static int output_fd(int fd) {
-  if (!out_copy.known || out_copy.of != fd) return fd;
-  if (same_output(out_copy.fd)) return out_copy.fd;
-  if (same_output(fd)) return fd;
-  return -1;
-}
-
 /** Flush the program's stdout and stderr, unless another thread is in the
  * middle of using them (never wait for it: exit must not hang). */
 static void flush_stdio(void) {
@@ -159,12 +151,29 @@ static void flush_stdio(void) {
 
 /* ---- the dump -------------------------------------------------------------------- */
 
+static bool in_clone_child(void) { return my_pid != 0 && getpid() != my_pid; }
+
+/** Take the dump: false when another one runs. `wait`: a last report,
+ * which waits (bounded) for another thread's dump to finish; a report
+ * that interrupted this thread's own dump is dropped. */
+static bool dump_begin(bool wait) {
+  long me = syscall(SYS_gettid);
+  for (int i = 0; i < 2000; i++) {
+    long none = 0;
+    if (atomic_compare_exchange_strong(&dumping, &none, me)) return true;
+    if (!wait || none == me) return false;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  return false;
+}
+
 /** Write one report to the configured destination. */
-static void dump(sc_reason_t reason) {
-  /* A forked child outside SIZECLASS_STATS_PID keeps quiet. */
-  if (!sc__settings_report_here()) return;
-  int expected = 0;
-  if (!atomic_compare_exchange_strong(&dumping, &expected, 1)) return;
+static void dump(sc_reason_t reason, const char *why) {
+  /* A forked child outside SIZECLASS_STATS_PID keeps quiet; so does a
+   * clone or vfork child. */
+  if (!sc__settings_report_here() || in_clone_child()) return;
+  if (!dump_begin(reason != SC_REASON_SIGNAL && reason != SC_REASON_EXIT)) return;
   int fd = cfg.fd;
   enum sc_stats_format format = cfg.format;
   bool opened = false;
@@ -184,26 +193,222 @@ static void dump(sc_reason_t reason) {
   }
   if (!opened) {
     if (reason == SC_REASON_EXIT) flush_stdio(); /* not from a signal handler */
-    fd = output_fd(fd);
+    int stream = fd;
+    fd = sc__stream_fd(stream); /* -1: the stream was closed at startup, or is another file now */
+    /* No report on stdout: say so on stderr, when that is still ours. (On
+     * stderr itself nothing can be said.) */
+    if (fd < 0 && stream == 1)
+      sc__setting_warn(SC_SET_STATS,
+                       sc__stream_was_open(1) ? "stdout is not what it was at startup"
+                                              : "stdout was closed when the process started",
+                       "no report");
   }
-  if (fd >= 0) sc__report_write(fd, format, reason, true);
+  if (fd >= 0) sc__report_write_why(fd, format, reason, why, true);
   if (opened) close(fd);
   atomic_store(&dumping, 0);
 }
 
+/** A last report, unless one of its level or higher was written. */
+static void dump_last(sc_reason_t reason, const char *why) {
+  if (in_clone_child()) return; /* it shares our memory: touch nothing */
+  int level = reason == SC_REASON_ABORT || reason == SC_REASON_CRASH ? 2 : 1;
+  int was = atomic_load(&last_level);
+  do {
+    if (was >= level) return;
+  } while (!atomic_compare_exchange_weak(&last_level, &was, level));
+  dump(reason, why);
+}
+
 static void dump_at_exit(void) {
-  if (cfg.at_exit) dump(SC_REASON_EXIT);
+  if (cfg.at_exit) dump_last(SC_REASON_EXIT, NULL);
 }
 
 static void dump_on_signal(int sig) {
   (void)sig;
   int saved = errno;
-  dump(SC_REASON_SIGNAL);
+  dump(SC_REASON_SIGNAL, NULL);
   errno = saved;
 }
 
-/** A dump interrupted by fork() stays in the parent. */
-static void fork_child(void) { atomic_store(&dumping, 0); }
+/** A dump interrupted by fork() stays in the parent; the child has a pid
+ * of its own. */
+static void fork_child(void) {
+  atomic_store(&dumping, 0);
+  atomic_store(&last_level, 0);
+  my_pid = getpid();
+}
+
+/** A report that ends the run while another thread writes one (the exit
+ * report, say): let that one finish first (bounded), then end. */
+static void wait_other_dump(void) {
+  long me = syscall(SYS_gettid);
+  for (int i = 0; i < 2000; i++) {
+    long who = atomic_load(&dumping);
+    if (who == 0 || who == me) return;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+}
+
+/* ---- last words: termination signals, crashes, aborts, _exit ------------------- */
+
+static const struct {
+  int signo;
+  const char *name;
+} sig_names[] = {
+    {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"}, {SIGHUP, "SIGHUP"}, {SIGSEGV, "SIGSEGV"},
+    {SIGBUS, "SIGBUS"},   {SIGILL, "SIGILL"}, {SIGFPE, "SIGFPE"}, {SIGABRT, "SIGABRT"},
+};
+#define N_TERM 3 /* the first N_TERM of sig_names end a process; the rest crash it */
+#define N_SIGS (sizeof(sig_names) / sizeof(sig_names[0]))
+
+/* Per entry of sig_names: our handler is on it, and what it had before. */
+static bool sig_armed[N_SIGS];
+static struct sigaction sig_prev[N_SIGS];
+/* A crash handler installed over the guard pages' handler calls it first. */
+static void (*crash_chain[N_SIGS])(int, siginfo_t *, void *);
+
+static unsigned sig_index(int sig) {
+  unsigned i = 0;
+  while (i < N_SIGS && sig_names[i].signo != sig) i++;
+  return i;
+}
+
+/** True when handler fn is the action on sig now (the program did not
+ * install its own since: if it calls ours, it chains to what it found). */
+static bool action_is(int sig, void (*fn)(int, siginfo_t *, void *)) {
+  struct sigaction cur;
+  return sc__sig_action(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) != 0 &&
+         cur.sa_sigaction == fn;
+}
+
+/** The default action on sig again, and sig no longer blocked here: a
+ * second one (or the watchdog's) ends the process at once. */
+static void set_default(int sig, bool unblock) {
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof(dfl));
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sc__sig_action(sig, &dfl, NULL);
+  sc__sig_hide(sig, false);
+  if (unblock) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  }
+}
+
+static void on_terminate(int sig, siginfo_t *si, void *ctx) {
+  (void)si;
+  (void)ctx;
+  int saved = errno;
+  bool ours = action_is(sig, on_terminate);
+  set_default(sig, ours);
+  if (ours) {
+    sc__os_watchdog(sig, WATCHDOG_S);
+    dump_last(SC_REASON_TERMINATED, sig_names[sig_index(sig)].name);
+    wait_other_dump();
+  }
+  raise(sig); /* the default action: the process ends as it would have */
+  errno = saved;
+}
+
+static void on_crash(int sig, siginfo_t *si, void *ctx) {
+  int saved = errno;
+  unsigned i = sig_index(sig);
+  bool ours = action_is(sig, on_crash);
+  /* A fault in the guard pages is theirs to report (and abort on). */
+  if (ours && i < N_SIGS && crash_chain[i] != NULL && si->si_code > 0) crash_chain[i](sig, si, ctx);
+  set_default(sig, ours);
+  if (ours) {
+    sc__os_watchdog(sig, WATCHDOG_S);
+    dump_last(SC_REASON_CRASH, sig_names[i].name);
+    wait_other_dump();
+  }
+  /* A fault happens again when the handler returns, now with the default
+   * action; a signal that was sent (abort(), kill) is sent again. */
+  if (si->si_code <= 0) raise(sig);
+  errno = saved;
+}
+
+/** A fault while an abort's report runs: stop at once. */
+static void on_report_fault(int sig, siginfo_t *si, void *ctx) {
+  (void)si;
+  (void)ctx;
+  static const char msg[] = "sizeclass: the report faulted; aborting without it\n";
+  sc__stream_write(2, msg, sizeof(msg) - 1);
+  set_default(sig, false);
+  set_default(SIGABRT, true);
+  raise(SIGABRT);
+}
+
+/** The core's last words (registered at load): the library's own abort,
+ * or the program's _exit. */
+static void last_words(sc_last_t what, const char *why) {
+  if (!cfg.at_exit) return;
+  if (what == SC_LAST_EXIT) {
+    dump_last(SC_REASON_QUICK_EXIT, NULL);
+    wait_other_dump(); /* another thread's exit report, say: let it finish */
+    return;
+  }
+  /* An abort, perhaps with metadata broken: a fault in the report aborts at
+   * once (the faults unblocked: this may run in a fault handler), and a
+   * report that takes too long is cut short by the watchdog. */
+  struct sigaction sa, abrt;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = on_report_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sc__sig_action(SIGSEGV, &sa, NULL);
+  sc__sig_action(SIGBUS, &sa, NULL);
+  sigset_t faults;
+  sigemptyset(&faults);
+  sigaddset(&faults, SIGSEGV);
+  sigaddset(&faults, SIGBUS);
+  pthread_sigmask(SIG_UNBLOCK, &faults, NULL);
+  bool abrt_default = sc__sig_action(SIGABRT, NULL, &abrt) == 0 &&
+                      (((abrt.sa_flags & SA_SIGINFO) == 0 && abrt.sa_handler == SIG_DFL) ||
+                       ((abrt.sa_flags & SA_SIGINFO) != 0 && abrt.sa_sigaction == on_crash));
+  /* The program's own SIGABRT handler still runs at abort(): the bound is
+   * then SIGKILL. */
+  sc__os_watchdog(abrt_default ? SIGABRT : SIGKILL, WATCHDOG_S);
+  dump_last(SC_REASON_ABORT, why);
+}
+
+/** Put fn on the signals sig_names[from, to) that still have their default
+ * action (or, for a crash, the guard pages' handler, which ours calls
+ * first); with !on, give back those where ours still is. */
+static void arm_last(unsigned from, unsigned to, bool on, void (*fn)(int, siginfo_t *, void *)) {
+  void *guard = sc__guard_fault_handler();
+  for (unsigned i = from; i < to; i++) {
+    int sig = sig_names[i].signo;
+    if (!on || sig == cfg.signo) { /* SIZECLASS_STATS_SIGNAL may have it */
+      if (sig_armed[i] && action_is(sig, fn)) sc__sig_action(sig, &sig_prev[i], NULL);
+      if (sig_armed[i]) sc__sig_hide(sig, false);
+      sig_armed[i] = false;
+      continue;
+    }
+    struct sigaction cur;
+    if (sig_armed[i] || sc__sig_action(sig, NULL, &cur) != 0) continue;
+    bool dfl = (cur.sa_flags & SA_SIGINFO) == 0 && cur.sa_handler == SIG_DFL;
+    bool guarded =
+        guard != NULL && (cur.sa_flags & SA_SIGINFO) != 0 && (void *)cur.sa_sigaction == guard;
+    if (!dfl && !guarded) continue; /* the program's handler (or SIG_IGN) stays */
+    crash_chain[i] = guarded ? cur.sa_sigaction : NULL;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = fn;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sc__sig_action(sig, &sa, &sig_prev[i]) != 0) continue;
+    sig_armed[i] = true;
+    /* Over the default action, the program still reads the default
+     * (shim/signal.c): a program that installs a handler only where it
+     * finds the default (Python's SIGINT) keeps doing so. */
+    sc__sig_hide(sig, dfl);
+  }
+}
 
 /* ---- arming ------------------------------------------------------------------------ */
 
@@ -211,7 +416,7 @@ static void fork_child(void) { atomic_store(&dumping, 0); }
  * signal; false when the handler cannot be installed. */
 static bool arm_signal(int signo) {
   if (signo == armed_signo) return true;
-  if (armed_signo != 0) sigaction(armed_signo, &prev_action, NULL);
+  if (armed_signo != 0) sc__sig_action(armed_signo, &prev_action, NULL);
   armed_signo = 0;
   if (signo == 0) return true;
   struct sigaction sa;
@@ -219,7 +424,7 @@ static bool arm_signal(int signo) {
   sa.sa_handler = dump_on_signal;
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  if (sigaction(signo, &sa, &prev_action) != 0) return false;
+  if (sc__sig_action(signo, &sa, &prev_action) != 0) return false;
   armed_signo = signo;
   return true;
 }
@@ -262,12 +467,26 @@ void sc__stats_dump_configure(void) {
   if ((cfg.at_exit || cfg.signo != 0) && !exit_armed) {
     /* Once: dump_at_exit reads cfg.at_exit when the process exits. */
     atexit(dump_at_exit);
-    pthread_atfork(NULL, NULL, fork_child);
     exit_armed = true;
   }
-  if ((cfg.at_exit || cfg.signo != 0) && cfg.path[0] == 0) keep_output(cfg.fd);
+  /* The copy of stdout or stderr: made now, at startup (or, when
+   * sc_option_set arms a report later, only if the descriptor is still
+   * what it was at startup). */
+  if ((cfg.at_exit || cfg.signo != 0) && cfg.path[0] == 0) sc__stream_keep(cfg.fd);
+  /* The last words: on the termination signals the program leaves at their
+   * default, and on the crash signals when asked. */
+  cfg.on_crash = cfg.at_exit && sc__setting(SC_SET_STATS_ON_CRASH) != 0;
+  arm_last(0, N_TERM, cfg.at_exit, on_terminate);
+  arm_last(N_TERM, N_SIGS, cfg.on_crash, on_crash);
+  if (cfg.on_crash) sc__altstacks_want(); /* a stack overflow's report needs its own */
 }
 
 /* Armed once at load (its own constructor: the allocator core does not
  * depend on the report). */
-__attribute__((constructor)) static void stats_on_load(void) { sc__stats_dump_configure(); }
+__attribute__((constructor)) static void stats_on_load(void) {
+  sc__stream_record(); /* what stdout and stderr are at startup, if sc__init has not yet */
+  my_pid = getpid();
+  pthread_atfork(NULL, NULL, fork_child);
+  sc__last_words_register(last_words);
+  sc__stats_dump_configure();
+}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "util/os.h"
+#include "util/stream.h"
 
 /** A line under construction; longer text is cut, never overflows. */
 typedef struct {
@@ -62,10 +63,17 @@ static inline size_t sc__diag_first_changed(const uint8_t *p, size_t len, uint8_
   return len;
 }
 
-/** End the line and write it to stderr. */
+/** The line so far as a C string (for sc__abort_with_report, which adds
+ * the "sizeclass: " and the newline). */
+static inline const char *sc__diag_cstr(sc_diag_t *d) {
+  d->buf[d->len] = 0;
+  return d->buf;
+}
+
+/** End the line and write it to stderr (as it was at startup: stream.h). */
 static inline void sc__diag_emit(sc_diag_t *d) {
   d->buf[d->len++] = '\n';
-  sc__os_write_all(2, d->buf, d->len);
+  sc__stream_write(2, d->buf, d->len);
   d->len = 0;
 }
 

@@ -3,7 +3,10 @@
  * services lives here (os.h), so the rest of the library never sees mmap
  * or errno. */
 #include <errno.h>
+#include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,5 +88,63 @@ void sc__os_write_all(int fd, const char *buf, size_t len) {
     buf += w;
     len -= (size_t)w;
   }
+  errno = saved;
+}
+
+bool sc__os_watchdog(int signo, unsigned seconds) {
+  int saved = errno;
+  struct sigevent ev;
+  memset(&ev, 0, sizeof(ev));
+  ev.sigev_notify = SIGEV_SIGNAL;
+  ev.sigev_signo = signo;
+  int id = -1; /* the kernel's timer id (glibc's timer_t wraps it) */
+  bool ok = syscall(SYS_timer_create, CLOCK_MONOTONIC, &ev, &id) == 0;
+  if (ok) {
+    struct itimerspec when;
+    memset(&when, 0, sizeof(when));
+    when.it_value.tv_sec = seconds;
+    ok = syscall(SYS_timer_settime, id, 0, &when, NULL) == 0;
+  }
+  errno = saved;
+  return ok;
+}
+
+/* The alternate stack: this much, with one inaccessible page below it (a
+ * report needs some 30 KiB; the rest is never touched, so never backed). */
+#define ALTSTACK_SIZE ((size_t)256 << 10)
+#define ALTSTACK_GUARD ((size_t)4096)
+
+static __thread void *altstack; /* our mapping, guard page first; NULL: none */
+
+void sc__os_altstack_ensure(void) {
+  if (altstack != NULL) return;
+  int saved = errno;
+  stack_t old;
+  if (sigaltstack(NULL, &old) != 0 || (old.ss_flags & SS_DISABLE) == 0) goto done; /* has one */
+  uint8_t *p = map_anonymous(ALTSTACK_GUARD + ALTSTACK_SIZE);
+  if (p == NULL) goto done;
+  mprotect(p, ALTSTACK_GUARD, PROT_NONE);
+  stack_t st = {.ss_sp = p + ALTSTACK_GUARD, .ss_size = ALTSTACK_SIZE, .ss_flags = 0};
+  if (sigaltstack(&st, NULL) != 0) {
+    munmap(p, ALTSTACK_GUARD + ALTSTACK_SIZE);
+    goto done;
+  }
+  altstack = p;
+done:
+  errno = saved;
+}
+
+void sc__os_altstack_release(void) {
+  if (altstack == NULL) return;
+  int saved = errno;
+  stack_t cur;
+  /* Only while it is still the thread's stack and not in use (a signal
+   * handler running on it cannot have called this). */
+  if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == (uint8_t *)altstack + ALTSTACK_GUARD &&
+      (cur.ss_flags & SS_ONSTACK) == 0) {
+    stack_t off = {.ss_flags = SS_DISABLE};
+    if (sigaltstack(&off, NULL) == 0) munmap(altstack, ALTSTACK_GUARD + ALTSTACK_SIZE);
+  }
+  altstack = NULL;
   errno = saved;
 }

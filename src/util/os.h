@@ -26,6 +26,18 @@ uint64_t sc__os_now_ns(void);
 /** Write all of buf to fd, retrying on EINTR; never allocates. */
 void sc__os_write_all(int fd, const char *buf, size_t len);
 
+/** A last report's bound: send signo to the process in `seconds` (a
+ * kernel timer, raw system calls: no allocation, safe in a signal
+ * handler). Never disarmed: the process is ending. False when refused. */
+bool sc__os_watchdog(int signo, unsigned seconds);
+
+/** Give the calling thread an alternate signal stack of the library's own
+ * (mapped, with an inaccessible page below it), unless it has one. */
+void sc__os_altstack_ensure(void);
+/** Take the calling thread's alternate stack away again, if it is ours
+ * (at thread exit). */
+void sc__os_altstack_release(void);
+
 #pragma GCC visibility pop
 
 #endif /* SC_OS_H */

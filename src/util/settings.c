@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "util/os.h"
+#include "util/stream.h"
 
 /* A program may define this (NAME=value words separated by spaces, commas
  * or semicolons); the library reads it when it starts. */
@@ -106,6 +107,14 @@ const sc_setting_t sc__settings[SC_SETTINGS] = {
          .instead = "every process reports",
          .doc = "only the process with this pid reports; the others ignore the statistics "
                 "and sites settings"},
+    [SC_SET_STATS_ON_CRASH] = {.name = "SIZECLASS_STATS_ON_CRASH",
+                               .kind = SC_KIND_SWITCH,
+                               .when = SC_WHEN_ANY,
+                               .flags = REPORT,
+                               .def_doc = "off",
+                               .instead = "no report on a crash",
+                               .doc = "with a report asked for: also write it when the program "
+                                      "crashes (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT)"},
     [SC_SET_SITES] = {.name = "SIZECLASS_SITES",
                       .kind = SC_KIND_NUMBER,
                       .when = SC_WHEN_START,
@@ -462,7 +471,7 @@ static void add_assignment(line_t *l, const char *name, size_t name_len, const c
 
 static void emit(line_t *l) {
   l->buf[l->len++] = '\n';
-  sc__os_write_all(2, l->buf, l->len);
+  sc__stream_write(2, l->buf, l->len);
 }
 
 /** "sizeclass: NAME="value": PROBLEM; INSTEAD" */
@@ -715,6 +724,7 @@ void sc__settings_load(void) {
     }
     return;
   }
+  sc__stream_record(); /* before any warning: what stderr is at startup */
   const char *opts = &sizeclass_options != NULL ? sizeclass_options : NULL;
   for (unsigned i = 0; i < SC_SETTINGS; i++) value[i] = sc__settings[i].def;
   /* The pid first: outside it, the report settings are not even read. */
