@@ -83,14 +83,17 @@ REPORT_SRCS   := $(sort $(wildcard scripts/sizeclass_report/*.py))
 
 report-tool: $(REPORT_TOOL)
 
+# Built in a directory of its own and moved into place at once: test suites
+# run `make install` in parallel.
 $(REPORT_TOOL): $(REPORT_SRCS)
-	rm -rf $(BUILD)/zipapp
-	mkdir -p $(BUILD)/zipapp/sizeclass_report
-	cp $(REPORT_SRCS) $(BUILD)/zipapp/sizeclass_report/
-	python3 -m zipapp $(BUILD)/zipapp -m 'sizeclass_report.cli:run' -p '$(REPORT_PYTHON)' \
-	  -o $@.tmp
-	mv $@.tmp $@
-	rm -rf $(BUILD)/zipapp
+	@mkdir -p $(BUILD)
+	d=$$(mktemp -d $(BUILD)/zipapp.XXXXXX) && mkdir -p $$d/pkg/sizeclass_report && \
+	  cp $(REPORT_SRCS) $$d/pkg/sizeclass_report/ && \
+	  python3 -m zipapp $$d/pkg -m 'sizeclass_report.cli:run' -p '$(REPORT_PYTHON)' \
+	    -o $$d/tool && mv $$d/tool $@ && rm -rf $$d
+
+# The install tests find it built.
+test: $(REPORT_TOOL)
 
 install: lib install-man install-cmake $(REPORT_TOOL)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) \
