@@ -18,14 +18,16 @@
 
 /** Every benchmark the runner knows; suite_is_covered keeps this in sync. */
 static const char *const benches[] = {
-    "frame-burst",      "micro-lifo-1",   "micro-lifo-100", "micro-lifo-10k",
-    "micro-lifo-100k",  "micro-rand-100", "micro-rand-10k", "micro-rand-100k",
-    "xthread-prodcons", "xthread-larson", "mixed",          "thread-churn",
-    "lifo-batch",       "random-replace", "cxx-game",       "frame-latency",
-    "thread-rounds",    "sizes-2t",       "sizes-2t-pass",  "sizes-2t-rounds",
-    "thread-spawn",     "stress-8t",      "python",         "python-malloc",
-    "perl",             "sqlite",         "cppcheck",       "freeciv",
-    "redis",
+    "frame-burst",    "micro-lifo-1",    "micro-lifo-100",
+    "micro-lifo-10k", "micro-lifo-100k", "micro-rand-100",
+    "micro-rand-10k", "micro-rand-100k", "xthread-prodcons",
+    "xthread-larson", "mixed",           "thread-churn",
+    "lifo-batch",     "random-replace",  "cxx-game",
+    "frame-latency",  "thread-rounds",   "sizes-2t",
+    "sizes-2t-pass",  "sizes-2t-rounds", "thread-spawn",
+    "stress-8t",      "python",          "python-malloc",
+    "perl",           "sqlite",          "cppcheck",
+    "freeciv",        "redis",
 };
 #define NBENCH (sizeof(benches) / sizeof(benches[0]))
 
@@ -411,8 +413,7 @@ Test(bench_report, issue_31_targets_from_raw_rows, .timeout = 60) {
        {4096, 4096, 4096, 4096, 4096, 4096}},
   };
   static const char *const want[] = {
-      "## Targets (issue 31, default tier)",
-      "- cxx-game and cppcheck <= glibc's time: holds",
+      "## Targets (issue 31, default tier)", "- cxx-game and cppcheck <= glibc's time: holds",
       "- cxx-game and cppcheck <= 1.10x the best peer's time: **missed** — cxx-game vs "
       "mimalloc 1.19",
       "- sizes-2t-rounds (the public two-thread pattern) <= glibc's time: **missed** — "
