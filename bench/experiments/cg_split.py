@@ -18,7 +18,7 @@ the allocator's functions by their own (exclusive) D1 read misses."""
 import re
 import sys
 
-ALLOC_OBJ = re.compile(r"lib(sizeclass|mimalloc|tcmalloc|jemalloc|round)")
+ALLOC_OBJ = re.compile(r"lib(sizeclass|sc-|mimalloc|tcmalloc|jemalloc|round)")
 GLIBC_FN = re.compile(
     r"^(malloc|free|calloc|realloc|cfree|_int_\w+|malloc_\w+|unlink_chunk.*|sysmalloc.*|"
     r"tcache\w*|ptmalloc_init.*|__libc_(malloc|free|calloc|realloc|memalign)|_mid_memalign.*|"
