@@ -31,6 +31,7 @@ if [ $# -eq 0 ]; then
 fi
 python3 -c "import sys; sys.path.insert(0, 'bench/real'); import cxx_source; \
 sys.stdout.write(cxx_source.source($LINES)[0])" >"$OUT/gen.cpp"
+# shellcheck disable=SC2054 # the commas are valgrind's cache geometry
 CG=(valgrind --tool=callgrind --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64)
 
 # peak_kb PRELOAD ARGV... — the program's peak RSS (KiB, getrusage via wait4)

@@ -29,6 +29,7 @@ ALLOCS=("glibc=" "mimalloc=$MI" "tcmalloc=$TC" "libsizeclass=$(realpath "$BUILD/
   "mi-shim=$TMPD/libround0.so" "mi-pow2=$TMPD/libround1.so")
 for w in "cppcheck-$RSS_LINES|cppcheck -q $TMPD/gen.cpp" "cxx-game-2000|$BUILD/bench/cxx_game --frames 2000"; do
   for a in "${ALLOCS[@]}"; do
+    # shellcheck disable=SC2086 # the command line is split into its words
     python3 - "${a#*=}" "$RUNS" "${w%%|*} ${a%%=*}" ${w#*|} <<'PY'
 import os, statistics, subprocess, sys
 env = dict(os.environ)
