@@ -25,16 +25,20 @@ docs/performance.md, "Noise").
             thread-spawn, redis and every other benchmark); the small-block
             patterns (xthread-larson, stress-8t, lifo-batch, mixed,
             xthread-prodcons) <= 1.10x the best peer's time and their peak
-            RSS, and sizes-2t-pass's, <= 1.25x the best peer's"""
+            RSS, and sizes-2t-pass's, <= 1.25x the best peer's
+  issue 31  the C++ workloads (cxx-game, cppcheck) <= glibc's time and
+            <= 1.10x the best peer's; the public two-thread random-size
+            pattern (sizes-2t-rounds) <= glibc's time; peak RSS of the
+            three <= 1.25x the best peer's"""
 
 OURS = "libsizeclass"
 EXACT = OURS + "+stats"
-REAL = ("python", "python-malloc", "perl", "sqlite", "freeciv", "redis")
+REAL = ("python", "python-malloc", "perl", "sqlite", "cppcheck", "freeciv", "redis")
 THREADS_SMALL = ("thread-rounds", "stress-8t", "xthread-larson")  # mostly blocks <= 1 KiB
 THREADS = THREADS_SMALL + ("sizes-2t",)
 # Every benchmark with more than one thread (issue 18's exact-tier target).
 THREADED = ("thread-rounds", "stress-8t", "xthread-larson", "xthread-prodcons", "thread-churn",
-            "sizes-2t", "sizes-2t-pass", "thread-spawn")
+            "sizes-2t", "sizes-2t-pass", "sizes-2t-rounds", "thread-spawn")
 # The patterns issue 22 holds against the best peer (time and peak RSS), and
 # the one it holds against the best peer's peak RSS only (its time is
 # glibc's work: held against glibc's).
@@ -225,6 +229,34 @@ def issue22(sums, peers, latency):
                  fat.checked), ""]
 
 
+# Issue 31: the C++ workloads and the public two-thread pattern.
+CXX = ("cxx-game", "cppcheck")
+ROUNDS = "sizes-2t-rounds"
+
+
+def issue31(sums, peers):
+    glibc_t, best_t, rounds, fat = Check(), Check(), Check(), Check()
+    for b, s in sums.items():
+        if OURS not in s:
+            continue
+        if b in CXX:
+            if "glibc" in s:
+                glibc_t.le("%s vs glibc" % b, s[OURS].med, s["glibc"].med, 1.0)
+            bv, bp = best(s, peers, "med")
+            best_t.le("%s vs %s" % (b, bp), s[OURS].med, bv, 1.10)
+        if b == ROUNDS and "glibc" in s:
+            rounds.le(b, s[OURS].med, s["glibc"].med, 1.0)
+        if b in CXX + (ROUNDS,):
+            fat.le(b, s[OURS].rss, best(s, peers, "rss")[0], 1.25)
+    return ["## Targets (issue 31, default tier)", "",
+            line("cxx-game and cppcheck <= glibc's time", glibc_t.misses, glibc_t.checked),
+            line("cxx-game and cppcheck <= 1.10x the best peer's time", best_t.misses,
+                 best_t.checked),
+            line("sizes-2t-rounds (the public two-thread pattern) <= glibc's time",
+                 rounds.misses, rounds.checked),
+            line("their peak RSS <= 1.25x the best peer's", fat.misses, fat.checked), ""]
+
+
 def all_targets(sums, peers, latency):
     return (issue4(sums, peers) + issue10(sums, peers, latency) + issue11(sums, peers) +
-            issue18(sums) + issue22(sums, peers, latency))
+            issue18(sums) + issue22(sums, peers, latency) + issue31(sums, peers))

@@ -98,12 +98,14 @@ frame-latency|frame_latency|--frame-us 4000 --pairs 300|--load 1500000 --frames 
 thread-rounds|thread_rounds|--threads 2|--rounds 250|--rounds 50|--rounds 3 --objects 200
 sizes-2t|sizes_2t|--slots 1000|--ops 1000000|--ops 100000|--ops 2000 --slots 100
 sizes-2t-pass|sizes_2t|--slots 1000 --pass 500|--ops 1000000|--ops 100000|--ops 2000 --slots 100
+sizes-2t-rounds|sizes_2t_rounds||--rounds 400|--rounds 40|--rounds 2 --steps 200 --min-ws 50 --max-ws 100
 thread-spawn|thread_spawn||--threads 50000|--threads 5000|--threads 50
 stress-8t|stress_mt|--threads 8 --slots 4096|--ops 250000|--ops 25000|--ops 1000 --slots 256
 python|real||300000|30000|2000
 python-malloc|real||300000|30000|2000
 perl|real||300000|30000|2000
 sqlite|real||200000|20000|500
+cppcheck|real||25000|5000|500
 freeciv|real||60|15|2
 redis|real||15000|2000|200
 EOF

@@ -18,7 +18,7 @@ case "${1:-test}" in
       redis-tools cmake groff-base mandoc git
     ;;
   bench)
-    want libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 sqlite3 python3 valgrind \
+    want libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 sqlite3 python3 valgrind cppcheck \
       freeciv-server redis-server redis-tools
     ;;
   plot) want python3-matplotlib ;; # bench.sh's chart (bench/report.py), optional

@@ -18,13 +18,16 @@
 
 /** Every benchmark the runner knows; suite_is_covered keeps this in sync. */
 static const char *const benches[] = {
-    "frame-burst",      "micro-lifo-1",   "micro-lifo-100", "micro-lifo-10k",
-    "micro-lifo-100k",  "micro-rand-100", "micro-rand-10k", "micro-rand-100k",
-    "xthread-prodcons", "xthread-larson", "mixed",          "thread-churn",
-    "lifo-batch",       "random-replace", "cxx-game",       "frame-latency",
-    "thread-rounds",    "sizes-2t",       "sizes-2t-pass",  "thread-spawn",
-    "stress-8t",        "python",         "python-malloc",  "perl",
-    "sqlite",           "freeciv",        "redis",
+    "frame-burst",    "micro-lifo-1",    "micro-lifo-100",
+    "micro-lifo-10k", "micro-lifo-100k", "micro-rand-100",
+    "micro-rand-10k", "micro-rand-100k", "xthread-prodcons",
+    "xthread-larson", "mixed",           "thread-churn",
+    "lifo-batch",     "random-replace",  "cxx-game",
+    "frame-latency",  "thread-rounds",   "sizes-2t",
+    "sizes-2t-pass",  "sizes-2t-rounds", "thread-spawn",
+    "stress-8t",      "python",          "python-malloc",
+    "perl",           "sqlite",          "cppcheck",
+    "freeciv",        "redis",
 };
 #define NBENCH (sizeof(benches) / sizeof(benches[0]))
 
@@ -107,6 +110,8 @@ Test(bench_smoke, frame_latency, .timeout = 120) { smoke("frame-latency"); }
 Test(bench_smoke, thread_rounds, .timeout = 120) { smoke("thread-rounds"); }
 Test(bench_smoke, sizes_2t, .timeout = 120) { smoke("sizes-2t"); }
 Test(bench_smoke, sizes_2t_pass, .timeout = 120) { smoke("sizes-2t-pass"); }
+Test(bench_smoke, sizes_2t_rounds, .timeout = 120) { smoke("sizes-2t-rounds"); }
+Test(bench_smoke, cppcheck, .timeout = 120) { smoke("cppcheck"); }
 Test(bench_smoke, thread_spawn, .timeout = 120) { smoke("thread-spawn"); }
 Test(bench_smoke, stress_8t, .timeout = 120) { smoke("stress-8t"); }
 Test(bench_smoke, freeciv, .timeout = 120) { smoke("freeciv"); }
@@ -237,6 +242,9 @@ Test(bench_verify, thread_rounds_detects_corruption) {
 Test(bench_verify, sizes_2t_detects_corruption) { corrupt("sizes_2t", "--ops 500 --slots 20"); }
 Test(bench_verify, sizes_2t_pass_detects_corruption) {
   corrupt("sizes_2t", "--ops 500 --slots 20 --pass 500");
+}
+Test(bench_verify, sizes_2t_rounds_detects_corruption) {
+  corrupt("sizes_2t_rounds", "--rounds 2 --steps 100 --min-ws 20 --max-ws 40");
 }
 Test(bench_verify, thread_spawn_detects_corruption) { corrupt("thread_spawn", "--threads 20"); }
 Test(bench_verify, stress_mt_detects_corruption) {
@@ -373,6 +381,58 @@ Test(bench_report, issue_18_and_22_targets_from_raw_rows, .timeout = 60) {
   close(fd);
   report_path(report, sizeof(report));
   write_target_rows(raw);
+  snprintf(cmd, sizeof(cmd), "python3 '%s' --raw '%s' --md '%s.md'", report, raw, raw);
+  int rc = run(cmd, out, sizeof(out));
+  cr_assert_eq(rc, 0, "report.py failed (exit %d):\n%s", rc, out);
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+    cr_expect(strstr(out, want[i]) != NULL, "no '%s' in the report:\n%s", want[i], out);
+  snprintf(cmd, sizeof(cmd), "%s.md", raw);
+  unlink(cmd);
+  unlink(raw);
+}
+
+/* bench/report_targets.py: issue 31's lines (the C++ workloads, the public
+ * two-thread pattern, their peak RSS) say holds or missed with the
+ * benchmark and its ratio, from rows made to hold one and miss the rest. */
+Test(bench_report, issue_31_targets_from_raw_rows, .timeout = 60) {
+  static const char *const allocs[] = {"glibc",    "jemalloc",     "mimalloc",
+                                       "tcmalloc", "libsizeclass", "libsizeclass+stats"};
+  static const struct {
+    const char *name, *unit;
+    double v[6];
+    unsigned rss[6];
+  } rows[] = {
+      /* below glibc's time, 1.19x mimalloc's */
+      {"cxx-game", "us/frame", {100, 90, 80, 85, 95, 96}, {4096, 4096, 4096, 4096, 4096, 4096}},
+      /* the best time, 2.00x the best peer's peak RSS */
+      {"cppcheck", "ms", {100, 100, 100, 100, 90, 91}, {4096, 4096, 4096, 4096, 8192, 8192}},
+      /* 1.10x glibc's time */
+      {"sizes-2t-rounds",
+       "ns/block",
+       {100, 100, 100, 100, 110, 110},
+       {4096, 4096, 4096, 4096, 4096, 4096}},
+  };
+  static const char *const want[] = {
+      "## Targets (issue 31, default tier)", "- cxx-game and cppcheck <= glibc's time: holds",
+      "- cxx-game and cppcheck <= 1.10x the best peer's time: **missed** — cxx-game vs "
+      "mimalloc 1.19",
+      "- sizes-2t-rounds (the public two-thread pattern) <= glibc's time: **missed** — "
+      "sizes-2t-rounds 1.10",
+      "- their peak RSS <= 1.25x the best peer's: **missed** — cppcheck 2.00"};
+  char report[1024], cmd[4096], out[65536];
+  char raw[] = "/tmp/bench-targets31-XXXXXX";
+  int fd = mkstemp(raw);
+  cr_assert(fd >= 0, "mkstemp failed");
+  close(fd);
+  FILE *f = fopen(raw, "w");
+  cr_assert(f != NULL, "cannot write %s", raw);
+  for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+    for (int run = 1; run <= 2; run++)
+      for (size_t a = 0; a < 6; a++)
+        fprintf(f, "main\t%s\t%s\t%s\t%d\t%.1f\t%u\tc0ffee\t100\t1.0\t-\n", rows[r].name,
+                rows[r].unit, allocs[a], run, rows[r].v[a], rows[r].rss[a]);
+  fclose(f);
+  report_path(report, sizeof(report));
   snprintf(cmd, sizeof(cmd), "python3 '%s' --raw '%s' --md '%s.md'", report, raw, raw);
   int rc = run(cmd, out, sizeof(out));
   cr_assert_eq(rc, 0, "report.py failed (exit %d):\n%s", rc, out);

@@ -16,6 +16,10 @@ launcher's. Each workload checks its results and a mismatch exits non-zero:
   freeciv        Debian's freeciv-server playing SIZE turns of an AI-only
                  game (bench/real/freeciv_game.py); the score log must end
                  at the last turn and is the checksum.
+  cppcheck       Debian's cppcheck (a C++ static analyser) on a generated
+                 C++ file of SIZE lines (bench/real/cxx_source.py): it
+                 must report exactly the planted out-of-bounds writes,
+                 line by line (issue 31: a real C++ program).
   redis          Debian's redis-server driven by redis-benchmark, SIZE
                  requests of each command (bench/real/redis_kv.py); the
                  metric is microseconds per request (the inverse of the
@@ -28,6 +32,7 @@ import sys
 import tempfile
 import time
 
+import cxx_source
 import freeciv_game
 import redis_kv
 
@@ -35,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"
 PERL = "/usr/bin/perl"
 SQLITE = "/usr/bin/sqlite3"
+CPPCHECK = "/usr/bin/cppcheck"
 
 
 def sqlite_workload(n):
@@ -87,8 +93,22 @@ def churn_check(want_prefix):
     return lambda out: out.startswith(want_prefix)
 
 
-def plan(name, size):
+def cppcheck_plan(size, workdir):
+    """cppcheck on a generated file in workdir; its findings (stderr, merged
+    into the output) must be the planted defects, one line each."""
+    text, defects = cxx_source.source(size)
+    path = os.path.join(workdir, "gen.cpp")
+    with open(path, "w") as f:
+        f.write(text)
+    want = sorted("%d:arrayIndexOutOfBounds" % n for n in defects)
+    argv = [CPPCHECK, "-q", "--template={line}:{id}", path]
+    return argv, {}, None, lambda out: sorted(out.splitlines()) == want
+
+
+def plan(name, size, workdir=None):
     """(argv, extra environment, stdin text or None, output checker)."""
+    if name == "cppcheck":
+        return cppcheck_plan(size, workdir)
     if name == "python":
         return [PYTHON, os.path.join(HERE, "py_churn.py"), str(size)], {}, None, churn_check("OK ")
     if name == "python-malloc":
@@ -99,8 +119,8 @@ def plan(name, size):
     if name == "sqlite":
         sql, want = sqlite_workload(size)
         return [SQLITE, ":memory:"], {}, sql, lambda out: out == want
-    sys.exit("run_real.py: unknown benchmark '%s' (python, python-malloc, perl, sqlite, freeciv, "
-             "redis)" % name)
+    sys.exit("run_real.py: unknown benchmark '%s' (python, python-malloc, perl, sqlite, cppcheck, "
+             "freeciv, redis)" % name)
 
 
 def result(name, metric, unit, ops, checksum, ru):
@@ -112,17 +132,25 @@ def result(name, metric, unit, ops, checksum, ru):
 
 def run_program(name, size, env, preload):
     """The single-process workloads of plan(): spawn, wait4, check."""
-    argv, extra, stdin_text, check = plan(name, size)
+    with tempfile.TemporaryDirectory() as workdir:
+        run_planned(name, size, env, preload, workdir)
+
+
+def run_planned(name, size, env, preload, workdir):
+    """run_program's work, with a scratch directory for the program's files."""
+    argv, extra, stdin_text, check = plan(name, size, workdir)
     env = dict(env)
     env.update(extra)
     if preload:
         env["LD_PRELOAD"] = preload
+    # cppcheck reports its findings on stderr: they are its output.
+    err = subprocess.STDOUT if name == "cppcheck" else None
     with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout:
         if stdin_text is not None:
             fin.write(stdin_text.encode())
             fin.seek(0)
         t0 = time.perf_counter_ns()
-        proc = subprocess.Popen(argv, stdin=fin, stdout=fout, env=env)
+        proc = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=err, env=env)
         _, status, ru = os.wait4(proc.pid, 0)
         dt = time.perf_counter_ns() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
