@@ -16,16 +16,40 @@
 #pragma GCC visibility push(hidden)
 
 /* Why a report is written; printed as the report's "reason". */
-typedef enum { SC_REASON_API = 0, SC_REASON_EXIT = 1, SC_REASON_SIGNAL = 2 } sc_reason_t;
+typedef enum {
+  SC_REASON_API = 0,
+  SC_REASON_EXIT = 1,
+  SC_REASON_SIGNAL = 2,
+  SC_REASON_LIVE = 3, /* the live snapshot (report/live.c): "live" */
+} sc_reason_t;
+
+/** Frames of the timeline the live snapshot keeps (the last ones). */
+#define SC_LIVE_FRAMES 32
 
 /* ---- report.c -------------------------------------------------------- */
 /** Write the whole report to fd; never allocates. */
 void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, bool unlocked);
+/** The resident set the live snapshot shows (read at most every 100 ms). */
+typedef struct sc_live_rss_s {
+  uint64_t peak, now;
+} sc_live_rss_t;
+/** The live snapshot's JSON report into buf[0..cap): its length; *cut when
+ * it did not fit (the text is then cut short). Never allocates. */
+size_t sc__report_live(char *buf, size_t cap, const sc_live_rss_t *rss, bool *cut);
 
 /* ---- report_timeline.c ------------------------------------------------ */
 /** The report's "frame_timeline" key (text: the last frames), null when
- * SIZECLASS_FRAME_HISTORY=0. `exact`: requested bytes were tracked. */
-void sc__report_timeline(sc_emitter_t *e, bool exact);
+ * SIZECLASS_FRAME_HISTORY=0. `exact`: requested bytes were tracked;
+ * `last`: only the last frames (0: every kept frame). */
+void sc__report_timeline(sc_emitter_t *e, bool exact, unsigned last);
+
+/* ---- live.c ---------------------------------------------------------- */
+/** Publish (or stop publishing) the live snapshot as SIZECLASS_LIVE says:
+ * at load, and when sc_option_set changes it. */
+void sc__live_configure(void);
+/** Remove the live snapshot's file now (async-signal-safe: for the paths
+ * that end the process without atexit, e.g. a fatal signal's report). */
+void sc__live_remove(void);
 
 /* ---- advisor.c ------------------------------------------------------- */
 /* What an intermediate class between size/2 and size would have saved. */
