@@ -13,6 +13,7 @@
  *                             and sleeps without allocating
  *   live_frames idle SECONDS  no frames: a few allocations every 50 ms
  *                             (the helper thread publishes) */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,10 +30,16 @@
 enum { SLOTS = 512 };
 
 static char *slot[SLOTS];
+static volatile sig_atomic_t stop; /* SIGTERM: end as if the time were up */
+
+static void on_term(int sig) {
+  (void)sig;
+  stop = 1;
+}
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0) {
+  while (!stop && nanosleep(&ts, &ts) != 0) {
   }
 }
 
@@ -74,7 +81,7 @@ static int run(double seconds) {
   snprintf(line, sizeof(line), "ready %d\n", (int)getpid());
   say(line);
   double end = now_s() + seconds;
-  for (long f = 0; now_s() < end; f++) {
+  for (long f = 0; now_s() < end && !stop; f++) {
     /* 64 .. 448 blocks live, on a slow triangle wave */
     long phase = f % 240;
     unsigned live = (unsigned)(64 + (phase < 120 ? phase : 240 - phase) * 32 / 10);
@@ -122,7 +129,7 @@ static int idle(double seconds) {
   snprintf(line, sizeof(line), "ready %d\n", (int)getpid());
   say(line);
   double end = now_s() + seconds;
-  for (long f = 0; now_s() < end; f++) {
+  for (long f = 0; now_s() < end && !stop; f++) {
     frame_work(f, (unsigned)(f % 200));
     sleep_ms(50);
   }
@@ -130,6 +137,7 @@ static int idle(double seconds) {
 }
 
 int main(int argc, char **argv) {
+  signal(SIGTERM, on_term); /* a clean exit: the library removes its file */
   double seconds = argc > 2 ? atof(argv[2]) : 10;
   if (argc > 1 && strcmp(argv[1], "hold") == 0) return hold(seconds);
   if (argc > 1 && strcmp(argv[1], "idle") == 0) return idle(seconds);
