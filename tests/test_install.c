@@ -178,7 +178,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
       SH_S,
       "find '%s/share/man' -type f -exec grep -h '^\\.TH' {} + | grep -c '\"libsizeclass 0.1.0\"'",
       tmp);
-  cr_assert_str_eq(th, "6\n", "the six pages carry the version: %s", th);
+  cr_assert_str_eq(th, "7\n", "the seven pages carry the version: %s", th);
   free(th);
   snprintf(path, sizeof(path), "%s/share/man/man3/sc_free.3", tmp);
   cr_assert(is_link_to(path, "sc_malloc.3"));
