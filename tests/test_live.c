@@ -573,16 +573,17 @@ Test(live, the_live_view_in_tmux_moves_holds_80x24_and_q_restores_the_terminal, 
   pid_t pid = start_writer("run", "15", "1", &out, NULL, NULL);
   cr_assert(read_until(out, "ready", buf, sizeof(buf)));
   snprintf(session, sizeof(session), "sc-top-%d", (int)getpid());
-  char cwd[1024];
+  char cwd[1024], dir[128];
   cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+  cr_tmp_make(dir, sizeof(dir), "live-tmux"); /* the shell's directory: `w` writes there */
   free(sh_ok(30,
              "tmux kill-session -t %s 2>/dev/null; tmux new-session -d -x 80 -y 24 -s %s "
              "\"cd '%s' && env -u TMUX PS1='TOPTEST$ ' TERM=screen bash --norc --noprofile\"",
-             session, session, cwd));
+             session, session, dir));
   sleep_ms(500);
   free(sh_ok(30, "tmux send-keys -t %s 'stty -g > /tmp/%s.before' Enter", session, session));
   sleep_ms(300);
-  free(sh_ok(30, "tmux send-keys -t %s '" TOP " %d' Enter", session, (int)pid));
+  free(sh_ok(30, "tmux send-keys -t %s '%s/" TOP " %d' Enter", session, cwd, (int)pid));
   sleep_ms(2000);
   char *a = capture(session);
   sleep_ms(1000);
@@ -596,6 +597,15 @@ Test(live, the_live_view_in_tmux_moves_holds_80x24_and_q_restores_the_terminal, 
   char *fa = strstr(line_a, "frame "), *fb = strstr(line_b, "frame ");
   cr_assert(fa != NULL && fb != NULL, "%s / %s", line_a, line_b);
   cr_expect_gt(atol(fb + 6), atol(fa + 6), "the frame counter did not advance");
+  /* w: the snapshot on the screen as a report that sizeclass-report renders. */
+  free(sh_ok(30, "tmux send-keys -t %s w", session));
+  sleep_ms(800);
+  char *w = capture(session), report[300];
+  snprintf(report, sizeof(report), "wrote %s/sizeclass-live.%d.1.json", dir, (int)pid);
+  cr_expect_not_null(strstr(w, report), "no '%s' line:\n%s", report, w);
+  free(w);
+  free(sh_ok(60, "scripts/sizeclass-report html '%s/sizeclass-live.%d.1.json' -o '%s/page.html'",
+             dir, (int)pid, dir));
   /* q: back to the shell, the terminal as it was. */
   free(sh_ok(30, "tmux send-keys -t %s q", session));
   sleep_ms(800);
@@ -619,4 +629,5 @@ Test(live, the_live_view_in_tmux_moves_holds_80x24_and_q_restores_the_terminal, 
   free(b);
   free(c);
   finish(pid, out);
+  cr_tmp_remove(dir);
 }
