@@ -191,8 +191,8 @@ bool sc_option_set(const char *name, const char *value);
  * "what did the level load leave behind?". The report lists the last 32
  * under "snapshots" (JSON) and in a short table (text); `sizeclass-report
  * diff report.json@a report.json@b` compares two. The name is cut to 63
- * bytes and printed escaped. Never allocates; false with errno EINVAL for
- * a NULL or empty name (docs/live.md). */
+ * bytes; its control characters print as '?'. Never allocates; false with
+ * errno EINVAL for a NULL or empty name (docs/live.md). */
 bool sc_snapshot(const char *name);
 /** Write the statistics report to fd as text or JSON (docs/stats.md);
  * never allocates, safe while other threads run. */

@@ -8,6 +8,7 @@
  * figures move, the layout holds, `q` gives the terminal back.
  *
  * The writer is tests/progs/live_frames under LD_PRELOAD. */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -629,5 +630,76 @@ Test(live, the_live_view_in_tmux_moves_holds_80x24_and_q_restores_the_terminal, 
   free(b);
   free(c);
   finish(pid, out);
+  cr_tmp_remove(dir);
+}
+
+/* ---- named snapshots ------------------------------------------------------------------------ */
+
+/* sc_snapshot: the last 32 kept, oldest first, each with the figures
+ * sc_stats_get gave then; names cut to 63 bytes and escaped; a NULL or
+ * empty name refused. The JSON is read by Python's parser. */
+Test(live, named_snapshots_keep_the_last_32_with_their_figures_and_escaped_names, .timeout = 60) {
+  char dir[128], path[256];
+  cr_tmp_make(dir, sizeof(dir), "live-named");
+  errno = 0;
+  cr_expect(!sc_snapshot(NULL));
+  cr_expect_eq(errno, EINVAL);
+  errno = 0;
+  cr_expect(!sc_snapshot(""));
+  cr_expect_eq(errno, EINVAL);
+  void *keep[40];
+  uint64_t live[40];
+  for (int i = 0; i < 40; i++) {
+    char name[128];
+    keep[i] = malloc(64);
+    if (i == 38)
+      snprintf(name, sizeof(name), "quote\" back\\ tab\t bell\a %d", i);
+    else if (i == 39)
+      memset(name, 'x', 100), name[100] = 0;
+    else
+      snprintf(name, sizeof(name), "snap_%d", i);
+    struct sc_stats st;
+    sc_stats_get(&st);
+    live[i] = st.totals.live_blocks;
+    cr_assert(sc_snapshot(name));
+  }
+  snprintf(path, sizeof(path), "%s/r.json", dir);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  cr_assert_geq(fd, 0);
+  sc_stats_print(fd, SC_STATS_JSON);
+  close(fd);
+  int rc;
+  char *o = sh_run(&rc, 60,
+                   "python3 -c 'import json,sys\n"
+                   "d=json.load(open(sys.argv[1])); s=d[\"snapshots\"]\n"
+                   "print(len(s)); print(s[0][\"name\"]); print(repr(s[-2][\"name\"]))\n"
+                   "print(s[-1][\"name\"])\n"
+                   "print(\" \".join(str(x[\"totals\"][\"live_blocks\"]) for x in s))\n"
+                   "print(sorted(s[0].keys()))' '%s'",
+                   path);
+  char want[2048];
+  int n =
+      snprintf(want, sizeof(want), "32\nsnap_8\n'quote\" back\\\\ tab? bell? 38'\n%.63s\n",
+               "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+  for (int i = 8; i < 40; i++)
+    n += snprintf(want + n, sizeof(want) - (size_t)n, "%llu%s", (unsigned long long)live[i],
+                  i < 39 ? " " : "\n");
+  snprintf(want + n, sizeof(want) - (size_t)n,
+           "['classes', 'exact_statistics', 'fallback', 'frame', 'name', 'tags', 'threads', "
+           "'totals', 'wall_ns']\n");
+  cr_expect_str_eq(o, want);
+  free(o);
+  /* The text report: the table, control characters shown as '?'. */
+  snprintf(path, sizeof(path), "%s/r.txt", dir);
+  fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  sc_stats_print(fd, SC_STATS_TEXT);
+  close(fd);
+  char *text = cr_slurp(path);
+  cr_expect_not_null(strstr(text, "named snapshots (sc_snapshot"), "%s", text);
+  cr_expect_not_null(strstr(text, " snap_37  "), "a recent snapshot is not listed:\n%s", text);
+  cr_expect_null(strstr(text, "\a"), "a control character reached the text report");
+  cr_expect_null(strstr(text, "snap_7 "), "an old snapshot is still listed");
+  free(text);
+  for (int i = 0; i < 40; i++) free(keep[i]);
   cr_tmp_remove(dir);
 }
