@@ -66,7 +66,7 @@ static void pad(sc_emitter_t *e, size_t n) {
 /* ---- number formatting ------------------------------------------------------ */
 
 /** Decimal digits of v into out; their count. Two digits a step. */
-static size_t fmt_u64(char *out, uint64_t v) {
+static inline size_t fmt_u64(char *out, uint64_t v) {
   static const char pairs[] =
       "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243"
       "4445464748495051525354555657585960616263646566676869707172737475767778798081828384858687"
@@ -202,6 +202,13 @@ static void json_value(sc_emitter_t *e, sc_ev_t v) {
     case SC_EV_LIST:
       put(e, "[", 1);
       for (unsigned i = 0; i < v.n; i++) {
+        if (sizeof(e->buf) - e->len >= 2 + sizeof(num)) { /* straight into the buffer */
+          char *at = e->buf + e->len;
+          size_t k = 0;
+          if (i) at[k++] = ',', at[k++] = ' ';
+          e->len += k + fmt_u64(at + k, v.list[i]);
+          continue;
+        }
         if (i) put(e, ", ", 2);
         put(e, num, fmt_u64(num, v.list[i]));
       }
