@@ -198,7 +198,8 @@ Test(live, a_sigkilled_writer_leaves_a_stale_file_that_the_next_start_and_top_re
       int rc;
       char *o = sh_run(&rc, 60, TOP);
       cr_expect_eq(rc, 0, "%s", o);
-      cr_expect_not_null(strstr(o, "removed 1 stale snapshot file"), "%s", o);
+      cr_expect_not_null(strstr(o, "sizeclass-top: removed "), "%s", o);
+      cr_expect_not_null(strstr(o, " stale snapshot file"), "%s", o);
       free(o);
     } else {
       int out2;
