@@ -323,7 +323,20 @@ Test(live, json_figures_equal_sc_stats_get_at_the_same_frame, .timeout = 120) {
     same_frame = rc == 0 && atol(got + 7) == frames;
     if (!same_frame) sleep_ms(100);
   }
+  /* --once: 80 columns by default; a wider terminal gets more columns. */
+  char *narrow = sh_ok(60, "COLUMNS=80 " TOP " --once %d", (int)pid);
+  char *wide = sh_ok(60, "COLUMNS=132 " TOP " --once %d", (int)pid);
   finish(pid, out);
+  cr_expect_null(strstr(narrow, "capacity"), "%s", narrow);
+  cr_expect_not_null(strstr(wide, "capacity"), "%s", wide);
+  for (char *p = narrow; *p;) {
+    size_t n = strcspn(p, "\n"), cols = 0;
+    for (size_t i = 0; i < n; i++) cols += ((unsigned char)p[i] & 0xc0) != 0x80;
+    cr_expect_leq(cols, 80, "%.*s", (int)n, p);
+    p += n + (p[n] != 0);
+  }
+  free(narrow);
+  free(wide);
   cr_assert(same_frame, "no snapshot of frame %ld: %s", frames, got);
   cr_expect_str_eq(got, want, "--json and sc_stats_get differ");
 }
