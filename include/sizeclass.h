@@ -186,6 +186,14 @@ bool sc_stats_enable_exact(void);
  * delay and step) take effect at once. Not thread-safe: call it while the
  * program sets up. */
 bool sc_option_set(const char *name, const char *value);
+/** Keep a named snapshot of every figure of the statistics (classes,
+ * totals, the system allocator, frames; no per-block data) under `name`:
+ * "what did the level load leave behind?". The report lists the last 32
+ * under "snapshots" (JSON) and in a short table (text); `sizeclass-report
+ * diff report.json@a report.json@b` compares two. The name is cut to 63
+ * bytes; its control characters print as '?'. Never allocates; false with
+ * errno EINVAL for a NULL or empty name (docs/live.md). */
+bool sc_snapshot(const char *name);
 /** Write the statistics report to fd as text or JSON (docs/stats.md);
  * never allocates, safe while other threads run. */
 void sc_stats_print(int fd, enum sc_stats_format format);

@@ -8,7 +8,7 @@
 # file and targets sizeclass::sizeclass and sizeclass::static), the sizeclass-run wrapper, the
 # sizeclass-report tool (Python 3, standard library only: the report as a page, as text, and
 # budgets; the package scripts/sizeclass_report/ as one file, a zipapp built into
-# $(BUILD)/sizeclass-report by `make report-tool`) and the man pages of man/ (other names of a page's functions are symbolic links to
+# $(BUILD)/sizeclass-report by `make report-tool`), the sizeclass-top live viewer (Python 3, curses) and the man pages of man/ (other names of a page's functions are symbolic links to
 # it).
 # DESTDIR stages the tree (packaging, `make deb`): paths written into sizeclass.pc and
 # sizeclass-run are the final ones, without DESTDIR; the CMake files find everything
@@ -40,7 +40,7 @@ MAN_ALIASES     := sc_free.3:sc_malloc.3 sc_calloc.3:sc_malloc.3 sc_realloc.3:sc
                    sc_owns.3:sc_malloc.3 sc_class_size.3:sc_malloc.3 sc_trim.3:sc_malloc.3 \
                    sc_stats_print.3:sc_stats_get.3 sc_frame_mark.3:sc_stats_get.3 \
                    sc_stats_enable_exact.3:sc_stats_get.3 sc_frame_expect_steady.3:sc_stats_get.3 \
-                   sc_option_set.3:sc_stats_get.3 \
+                   sc_option_set.3:sc_stats_get.3 sc_snapshot.3:sc_stats_get.3 \
                    sc_pool_acquire.3:sc_pool_create.3 sc_pool_release.3:sc_pool_create.3 \
                    sc_pool_reset.3:sc_pool_create.3 sc_pool_stats.3:sc_pool_create.3 \
                    sc_pool_hit_rate_permille.3:sc_pool_create.3 \
@@ -57,6 +57,7 @@ INSTALLED_FILES := $(DESTDIR)$(LIBDIR)/$(INSTALL_SO) \
                    $(addprefix $(DESTDIR)$(CMAKEDIR)/,$(CMAKE_FILES)) \
                    $(DESTDIR)$(BINDIR)/sizeclass-run \
                    $(DESTDIR)$(BINDIR)/sizeclass-report \
+                   $(DESTDIR)$(BINDIR)/sizeclass-top \
                    $(MAN_FILES)
 
 # The CMake files reach the libraries and headers by relative paths, and the
@@ -111,6 +112,7 @@ install: lib install-man install-cmake $(REPORT_TOOL)
 	  scripts/sizeclass-run > $(DESTDIR)$(BINDIR)/sizeclass-run
 	chmod 755 $(DESTDIR)$(BINDIR)/sizeclass-run
 	install -m 755 $(REPORT_TOOL) $(DESTDIR)$(BINDIR)/sizeclass-report
+	install -m 755 scripts/sizeclass-top $(DESTDIR)$(BINDIR)/sizeclass-top
 
 install-cmake:
 	install -d $(DESTDIR)$(CMAKEDIR)

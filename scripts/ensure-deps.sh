@@ -13,9 +13,10 @@ case "${1:-test}" in
   test)
     pkg-config --exists criterion 2>/dev/null || need+=(libcriterion-dev)
     # sqlite3, freeciv-server, redis-*: the real programs of the bench smoke test; cmake: the
-    # CMake package; groff-base, mandoc: the man pages; git: the README test copies the tree
+    # CMake package; groff-base, mandoc: the man pages; git: the README test copies the tree;
+    # tmux, util-linux (setpriv): sizeclass-top in a terminal, another user's process (test_live)
     want pkg-config g++ valgrind python3 gzip coreutils sqlite3 freeciv-server redis-server \
-      redis-tools cmake groff-base mandoc git
+      redis-tools cmake groff-base mandoc git tmux util-linux
     ;;
   bench)
     want libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 sqlite3 python3 valgrind cppcheck \

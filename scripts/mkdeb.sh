@@ -62,7 +62,7 @@ take() {
 }
 
 take $lib_pkg $libdir/libsizeclass.so.$VERSION $libdir/libsizeclass.so.$SOMAJOR \
-  /usr/bin/sizeclass-run /usr/bin/sizeclass-report /usr/share/man/man1 /usr/share/man/man7
+  /usr/bin/sizeclass-run /usr/bin/sizeclass-report /usr/bin/sizeclass-top /usr/share/man/man1 /usr/share/man/man7
 take $dev_pkg /usr/include $libdir/libsizeclass.a $libdir/libsizeclass.so $libdir/pkgconfig \
   $libdir/cmake /usr/share/man/man3
 left=$(find "$stage" -type f -o -type l)
@@ -99,7 +99,10 @@ for pkg in $lib_pkg $dev_pkg; do
   find "$root" -type d -exec chmod 755 {} +
   find "$root" -type f -exec chmod 644 {} +
 done
-chmod 755 "$out/$lib_pkg/usr/bin/sizeclass-run" "$out/$lib_pkg/usr/bin/sizeclass-report"
+chmod 755 "$out/$lib_pkg/usr/bin/sizeclass-run" "$out/$lib_pkg/usr/bin/sizeclass-report" \
+  "$out/$lib_pkg/usr/bin/sizeclass-top"
+# sizeclass-top is a Python 3 script: the installed one names Debian's python3.
+sed -i '1s|^#!/usr/bin/env python3$|#!/usr/bin/python3|' "$out/$lib_pkg/usr/bin/sizeclass-top"
 
 # The exported symbols must be those of the symbols file.
 want=$(sed -n 's/^ \([^@ ]*\)@Base .*/\1/p' $src/libsizeclass.symbols.in | sort)

@@ -133,6 +133,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
   cr_assert_str_eq(listing,
                    "./bin/sizeclass-report\n"
                    "./bin/sizeclass-run\n"
+                   "./bin/sizeclass-top\n"
                    "./include/sizeclass.h\n"
                    "./include/sizeclass_pool.h\n"
                    "./lib/cmake/sizeclass/sizeclass-config-version.cmake\n"
@@ -145,6 +146,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
                    "./lib/pkgconfig/sizeclass.pc\n"
                    "./share/man/man1/sizeclass-report.1\n"
                    "./share/man/man1/sizeclass-run.1\n"
+                   "./share/man/man1/sizeclass-top.1\n"
                    "./share/man/man3/sc_calloc.3\n"
                    "./share/man/man3/sc_class_size.3\n"
                    "./share/man/man3/sc_frame_expect_steady.3\n"
@@ -162,6 +164,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
                    "./share/man/man3/sc_pool_stats.3\n"
                    "./share/man/man3/sc_posix_memalign.3\n"
                    "./share/man/man3/sc_realloc.3\n"
+                   "./share/man/man3/sc_snapshot.3\n"
                    "./share/man/man3/sc_stats_enable_exact.3\n"
                    "./share/man/man3/sc_stats_get.3\n"
                    "./share/man/man3/sc_stats_print.3\n"
@@ -175,7 +178,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
       SH_S,
       "find '%s/share/man' -type f -exec grep -h '^\\.TH' {} + | grep -c '\"libsizeclass 0.1.0\"'",
       tmp);
-  cr_assert_str_eq(th, "6\n", "the six pages carry the version: %s", th);
+  cr_assert_str_eq(th, "7\n", "the seven pages carry the version: %s", th);
   free(th);
   snprintf(path, sizeof(path), "%s/share/man/man3/sc_free.3", tmp);
   cr_assert(is_link_to(path, "sc_malloc.3"));

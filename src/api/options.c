@@ -38,6 +38,9 @@ static bool apply(sc_setting_id_t id) {
       return true; /* read at each mark */
     case SC_SET_FRAME_HISTORY:
       return !sc__timeline_started();
+    case SC_SET_LIVE:
+      sc__live_configure();
+      return true;
     case SC_SET_SYSTEM_TRIM:
       return false; /* glibc's thresholds are set when the library loads */
     default:

@@ -13,6 +13,7 @@
 #ifndef SC_SNAPSHOT_H
 #define SC_SNAPSHOT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -31,6 +32,12 @@ bool sc__stats_classes(struct sc_class_stats out[SC_CLASSES], bool unlocked);
 /** Sum every arena's counters into *out. `unlocked` walks the arena list
  * without its lock (signal handlers, exit with threads running). */
 void sc__stats_snapshot(struct sc_stats *out, bool unlocked);
+/** sc__stats_snapshot without the resident set (left 0): the live
+ * snapshot's, which reads /proc/self/status (dearer than the rest of a
+ * snapshot) at most every 100 ms through sc__stats_rss. */
+void sc__stats_snapshot_no_rss(struct sc_stats *out, bool unlocked);
+/** Peak and current resident set, in bytes (0 when unknown). */
+void sc__stats_rss(uint64_t *peak, uint64_t *now);
 /** Monotonic time the library was loaded (0 before its constructor). */
 extern uint64_t sc__stats_start_ns;
 
@@ -119,6 +126,37 @@ void sc__altstacks_want(void);
 /** The guard pages' fault handler (features/guard.c), when it is
  * installed (NULL otherwise): the crash report chains to it. */
 void *sc__guard_fault_handler(void);
+
+/* ---- frame marks (features/frame.c) ----------------------------------------------- */
+
+/** Called by sc_frame_mark after each mark (outside its lock), when a
+ * higher layer set it: the live snapshot (report/live.c) registers itself
+ * here, so that the features never call the report. NULL: nothing. */
+typedef void (*sc_frame_listener_fn)(void);
+extern _Atomic(sc_frame_listener_fn) sc__frame_listener;
+
+/* ---- named snapshots (features/named.c, sc_snapshot) ------------------------------ */
+
+/** Named snapshots kept (the last ones) and the bytes of a name kept. */
+#define SC_NAMED_MAX 32
+#define SC_NAMED_NAME_CAP 64
+
+/* One named snapshot: every figure of the statistics when it was taken
+ * (no per-block data). The name is the caller's bytes, cut to fit and
+ * NUL-terminated; the report cleans it when it prints it. */
+typedef struct sc_named_s {
+  char name[SC_NAMED_NAME_CAP];
+  uint64_t frame;   /* frames marked when it was taken */
+  uint64_t wall_ns; /* the process's run time then */
+  struct sc_stats stats;
+} sc_named_t;
+
+/** Named snapshots taken so far (the last SC_NAMED_MAX of them are kept). */
+uint64_t sc__named_count(void);
+/** Snapshot i of the kept ones (0: the oldest kept; count as returned by
+ * sc__named_count), read in place: it changes only when SC_NAMED_MAX newer
+ * snapshots are taken. */
+const sc_named_t *sc__named_entry(uint64_t count, uint64_t i);
 
 #pragma GCC visibility pop
 

@@ -225,7 +225,14 @@ static void snapshot_purge(struct sc_stats *out) {
   out->purge.system_trims = sc__sys_trim_count();
 }
 
+void sc__stats_rss(uint64_t *peak, uint64_t *now) { read_rss(peak, now); }
+
 void sc__stats_snapshot(struct sc_stats *out, bool unlocked) {
+  sc__stats_snapshot_no_rss(out, unlocked);
+  read_rss(&out->process.peak_rss_bytes, &out->process.rss_bytes);
+}
+
+void sc__stats_snapshot_no_rss(struct sc_stats *out, bool unlocked) {
   memset(out, 0, sizeof(*out));
   /* 1. Per-class figures from every arena, and their totals. */
   bool complete = sc__stats_classes(out->classes, unlocked);
@@ -242,7 +249,6 @@ void sc__stats_snapshot(struct sc_stats *out, bool unlocked) {
   snapshot_purge(out);
   sc__seam_stats(out);
   out->process.pid = (uint64_t)getpid();
-  read_rss(&out->process.peak_rss_bytes, &out->process.rss_bytes);
   uint64_t now = sc__os_now_ns();
   out->process.wall_ns =
       sc__stats_start_ns != 0 && now > sc__stats_start_ns ? now - sc__stats_start_ns : 0;

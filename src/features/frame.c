@@ -81,7 +81,12 @@ sc_public void sc_frame_mark(void) {
   atomic_fetch_add_explicit(&frame_seq, 1, memory_order_release);
   sc__timeline_mark(f->frames, cls); /* per-class history, steady-state check */
   pthread_mutex_unlock(&mark_lock);
+  /* The live snapshot (SIZECLASS_LIVE), when a higher layer listens. */
+  sc_frame_listener_fn listener = atomic_load_explicit(&sc__frame_listener, memory_order_acquire);
+  if (listener != NULL) listener();
 }
+
+_Atomic(sc_frame_listener_fn) sc__frame_listener;
 
 void sc__frame_stats(sc_frame_stats_t *out) {
   /* A consistent copy unless a mark keeps running under us; after a few

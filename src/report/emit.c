@@ -16,11 +16,20 @@
 /* ---- the output buffer --------------------------------------------------- */
 
 static void flush(sc_emitter_t *e) {
-  if (e->len != 0) sc__os_write_all(e->fd, e->buf, e->len);
+  if (e->len != 0 && e->mem != NULL) {
+    size_t room = e->mem_cap - e->mem_len;
+    size_t k = e->len < room ? e->len : room;
+    memcpy(e->mem + e->mem_len, e->buf, k);
+    e->mem_len += k;
+    if (k < e->len) e->mem_full = true;
+  } else if (e->len != 0) {
+    sc__os_write_all(e->fd, e->buf, e->len);
+  }
   e->len = 0;
 }
 
-static void put(sc_emitter_t *e, const char *s, size_t n) {
+/** put's way when the buffer fills: flush as often as needed. */
+static __attribute__((noinline)) void put_slow(sc_emitter_t *e, const char *s, size_t n) {
   while (n > 0) {
     if (e->len == sizeof(e->buf)) flush(e);
     size_t room = sizeof(e->buf) - e->len;
@@ -32,22 +41,57 @@ static void put(sc_emitter_t *e, const char *s, size_t n) {
   }
 }
 
+/** Append s[0..n) to the output (inlined: the report is made of short
+ * pieces, and each call is one of them). */
+static inline __attribute__((always_inline)) void put(sc_emitter_t *e, const char *s, size_t n) {
+  if (n <= sizeof(e->buf) - e->len) {
+    memcpy(e->buf + e->len, s, n);
+    e->len += n;
+    return;
+  }
+  put_slow(e, s, n);
+}
+
 static void puts_(sc_emitter_t *e, const char *s) { put(e, s, strlen(s)); }
 
 static void pad(sc_emitter_t *e, size_t n) {
-  while (n-- > 0) put(e, " ", 1);
+  static const char spaces[] = "                                ";
+  while (n > 0) {
+    size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
+    put(e, spaces, k);
+    n -= k;
+  }
 }
 
 /* ---- number formatting ------------------------------------------------------ */
 
-/** Decimal digits of v into out; their count. */
-static size_t fmt_u64(char *out, uint64_t v) {
+/** Decimal digits of v into out; their count. Two digits a step. */
+static inline size_t fmt_u64(char *out, uint64_t v) {
+  static const char pairs[] =
+      "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243"
+      "4445464748495051525354555657585960616263646566676869707172737475767778798081828384858687"
+      "888990919293949596979899";
+  if (v < 10) { /* most figures of a frame's classes are small */
+    out[0] = (char)('0' + v);
+    return 1;
+  }
+  _Static_assert(sizeof(pairs) == 201, "every pair of digits");
   char tmp[24];
-  size_t n = 0;
-  do tmp[n++] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
-  for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
-  return n;
+  size_t n = sizeof(tmp);
+  while (v >= 100) {
+    unsigned d = (unsigned)(v % 100) * 2;
+    v /= 100;
+    tmp[--n] = pairs[d + 1];
+    tmp[--n] = pairs[d];
+  }
+  if (v >= 10) {
+    tmp[--n] = pairs[v * 2 + 1];
+    tmp[--n] = pairs[v * 2];
+  } else {
+    tmp[--n] = (char)('0' + v);
+  }
+  memcpy(out, tmp + n, sizeof(tmp) - n);
+  return sizeof(tmp) - n;
 }
 
 /** v / 10^decimals with exactly `decimals` digits after the point. */
@@ -125,16 +169,19 @@ static void json_indent(sc_emitter_t *e, int depth) { pad(e, (size_t)depth * 2);
 
 static void json_string(sc_emitter_t *e, const char *s) {
   put(e, "\"", 1);
-  for (; s != NULL && *s; s++) {
-    unsigned char ch = (unsigned char)*s;
+  while (s != NULL && *s) {
+    size_t run = 0; /* characters that need no escape, written at once */
+    while (s[run] != 0 && s[run] != '"' && s[run] != '\\' && (unsigned char)s[run] >= 0x20) run++;
+    put(e, s, run);
+    s += run;
+    if (*s == 0) break;
+    unsigned char ch = (unsigned char)*s++;
     if (ch == '"' || ch == '\\') {
-      put(e, "\\", 1);
-      put(e, s, 1);
-    } else if (ch < 0x20) {
+      char esc[2] = {'\\', (char)ch};
+      put(e, esc, 2);
+    } else {
       char esc[6] = {'\\', 'u', '0', '0', "0123456789abcdef"[ch >> 4], "0123456789abcdef"[ch & 15]};
       put(e, esc, 6);
-    } else {
-      put(e, s, 1);
     }
   }
   put(e, "\"", 1);
@@ -155,6 +202,13 @@ static void json_value(sc_emitter_t *e, sc_ev_t v) {
     case SC_EV_LIST:
       put(e, "[", 1);
       for (unsigned i = 0; i < v.n; i++) {
+        if (sizeof(e->buf) - e->len >= 2 + sizeof(num)) { /* straight into the buffer */
+          char *at = e->buf + e->len;
+          size_t k = 0;
+          if (i) at[k++] = ',', at[k++] = ' ';
+          e->len += k + fmt_u64(at + k, v.list[i]);
+          continue;
+        }
         if (i) put(e, ", ", 2);
         put(e, num, fmt_u64(num, v.list[i]));
       }
@@ -182,14 +236,22 @@ static void json_value(sc_emitter_t *e, sc_ev_t v) {
   }
 }
 
+/** "key": the keys are the report's own constants, written as they are
+ * (no character of theirs needs an escape). */
+static void json_key(sc_emitter_t *e, const char *key) {
+  size_t n = strlen(key);
+  put(e, "\"", 1);
+  put(e, key, n);
+  put(e, "\": ", 3);
+}
+
 /** Start member `key` of the current JSON object on a new line. */
 static void json_member(sc_emitter_t *e, const char *key) {
   if (!e->first[e->depth]) put(e, ",", 1);
   e->first[e->depth] = false;
   put(e, "\n", 1);
   json_indent(e, e->depth);
-  json_string(e, key);
-  put(e, ": ", 2);
+  json_key(e, key);
 }
 
 /** One table row as a one-line JSON object. */
@@ -200,8 +262,7 @@ static void json_row(sc_emitter_t *e, const sc_em_table_t *t, const sc_ev_t *val
     if (t->cols[i].key == NULL || vals[i].type == SC_EV_LABEL) continue;
     if (!first) put(e, ", ", 2);
     first = false;
-    json_string(e, t->cols[i].key);
-    put(e, ": ", 2);
+    json_key(e, t->cols[i].key);
     json_value(e, vals[i]);
   }
   put(e, "}", 1);
@@ -229,6 +290,24 @@ static void json_table(sc_emitter_t *e, const sc_em_table_t *t, unsigned nrows, 
     json_member(e, t->total_key);
     json_row(e, t, vals);
   }
+}
+
+/** Open a JSON container (after its key, or as an array element). */
+static void json_open(sc_emitter_t *e, const char *bracket) {
+  put(e, bracket, 1);
+  if (e->depth < 7) e->depth++;
+  e->first[e->depth] = true;
+}
+
+/** Close the container json_open opened. */
+static void json_close(sc_emitter_t *e, const char *bracket) {
+  bool empty = e->first[e->depth];
+  e->depth--;
+  if (!empty) {
+    put(e, "\n", 1);
+    json_indent(e, e->depth);
+  }
+  put(e, bracket, 1);
 }
 
 /* ---- text ------------------------------------------------------------------ */
@@ -288,8 +367,17 @@ static void text_table(sc_emitter_t *e, const sc_em_table_t *t, unsigned nrows, 
 
 /* ---- the interface ----------------------------------------------------------- */
 
+void sc__em_begin_mem(sc_emitter_t *e, char *mem, size_t cap, int mode) {
+  sc__em_begin(e, -1, mode);
+  e->mem = mem;
+  e->mem_cap = cap;
+}
+
 void sc__em_begin(sc_emitter_t *e, int fd, int mode) {
   e->fd = fd;
+  e->mem = NULL;
+  e->mem_cap = e->mem_len = 0;
+  e->mem_full = false;
   e->mode = mode;
   e->depth = 0;
   e->kv_col = 0;
@@ -312,9 +400,7 @@ void sc__em_end(sc_emitter_t *e) {
 void sc__em_section(sc_emitter_t *e, const char *key, const char *title) {
   if (e->mode == SC_EM_JSON) {
     json_member(e, key);
-    put(e, "{", 1);
-    if (e->depth < 7) e->depth++;
-    e->first[e->depth] = true;
+    json_open(e, "{");
     return;
   }
   text_kv_break(e);
@@ -326,13 +412,7 @@ void sc__em_section(sc_emitter_t *e, const char *key, const char *title) {
 
 void sc__em_section_end(sc_emitter_t *e) {
   if (e->mode == SC_EM_JSON) {
-    bool empty = e->first[e->depth];
-    e->depth--;
-    if (!empty) {
-      put(e, "\n", 1);
-      json_indent(e, e->depth);
-    }
-    put(e, "}", 1);
+    json_close(e, "}");
     return;
   }
   text_kv_break(e);
@@ -363,6 +443,29 @@ void sc__em_table(sc_emitter_t *e, const sc_em_table_t *t, unsigned nrows, sc_em
     return;
   }
   text_table(e, t, nrows, fn, ctx);
+}
+
+void sc__em_array(sc_emitter_t *e, const char *key) {
+  if (e->mode != SC_EM_JSON) return;
+  json_member(e, key);
+  json_open(e, "[");
+}
+
+void sc__em_array_end(sc_emitter_t *e) {
+  if (e->mode == SC_EM_JSON) json_close(e, "]");
+}
+
+void sc__em_item(sc_emitter_t *e) {
+  if (e->mode != SC_EM_JSON) return;
+  if (!e->first[e->depth]) put(e, ",", 1);
+  e->first[e->depth] = false;
+  put(e, "\n", 1);
+  json_indent(e, e->depth);
+  json_open(e, "{");
+}
+
+void sc__em_item_end(sc_emitter_t *e) {
+  if (e->mode == SC_EM_JSON) json_close(e, "}");
 }
 
 void sc__em_text(sc_emitter_t *e, const char *s) {

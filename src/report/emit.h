@@ -89,7 +89,11 @@ typedef void (*sc_em_row_fn)(const void *ctx, unsigned r, sc_ev_t *vals);
 enum { SC_EM_TEXT = 0, SC_EM_JSON = 1 };
 
 typedef struct sc_emitter_s {
-  int fd;
+  int fd;          /* where flushes go; -1 with `mem` */
+  char *mem;       /* a memory destination (sc__em_begin_mem); NULL: fd */
+  size_t mem_cap;  /* its size */
+  size_t mem_len;  /* bytes written there */
+  bool mem_full;   /* more did not fit: the text in mem is cut */
   int mode;        /* SC_EM_TEXT or SC_EM_JSON */
   int depth;       /* JSON nesting */
   bool first[8];   /* per JSON depth: nothing written yet */
@@ -100,7 +104,11 @@ typedef struct sc_emitter_s {
 
 /** Start a report on fd (SC_EM_TEXT or SC_EM_JSON). */
 void sc__em_begin(sc_emitter_t *e, int fd, int mode);
-/** Finish the report and flush everything to fd. */
+/** Start a report written into mem[0..cap) instead of a file (the live
+ * snapshot): nothing is written past cap; e->mem_len says how much was
+ * written and e->mem_full that the report did not fit. */
+void sc__em_begin_mem(sc_emitter_t *e, char *mem, size_t cap, int mode);
+/** Finish the report and flush everything to fd (or the memory). */
 void sc__em_end(sc_emitter_t *e);
 /** Open a named section: JSON "key": { ; text: a blank line and the title
  * (nothing when title is NULL). */
@@ -114,6 +122,13 @@ void sc__em_kv(sc_emitter_t *e, const char *key, const char *label, sc_ev_t v);
  * group. */
 void sc__em_table(sc_emitter_t *e, const sc_em_table_t *t, unsigned nrows, sc_em_row_fn fn,
                   const void *ctx);
+/** JSON only (text: nothing): "key": [ ... ] of objects, each opened with
+ * sc__em_item and closed with sc__em_item_end; inside an item, key/value
+ * pairs, sections and tables as at the top. */
+void sc__em_array(sc_emitter_t *e, const char *key);
+void sc__em_array_end(sc_emitter_t *e);
+void sc__em_item(sc_emitter_t *e);
+void sc__em_item_end(sc_emitter_t *e);
 /** Text-only prose: pieces of one line, then the end of the line. */
 void sc__em_text(sc_emitter_t *e, const char *s);
 void sc__em_text_value(sc_emitter_t *e, sc_ev_t v);

@@ -43,7 +43,7 @@ static size_t utf8_char(const unsigned char *s, size_t n) {
  * most max bytes with "…" appended when cut; buf holds max + 4 bytes. In
  * place: every character keeps its length, so the output never overtakes
  * the input. */
-static void clean(char *buf, size_t n, size_t max) {
+void sc__proc_clean(char *buf, size_t n, size_t max) {
   size_t i = 0;
   while (i < n) {
     size_t len = utf8_char((const unsigned char *)buf + i, n - i);
@@ -127,7 +127,7 @@ void sc__proc_info(sc_proc_info_t *out) {
    * small), then cleaned in place. */
   ssize_t n = readlink("/proc/self/exe", out->exe, sizeof(out->exe) - 4);
   out->have_exe = n > 0;
-  clean(out->exe, n > 0 ? (size_t)n : 0, sizeof(out->exe) - 4);
+  sc__proc_clean(out->exe, n > 0 ? (size_t)n : 0, sizeof(out->exe) - 4);
   /* The command line: argv separated by NULs; one byte more than kept
    * tells whether it was cut. */
   long got = read_file("/proc/self/cmdline", out->cmdline, SC_CMDLINE_MAX + 1);
@@ -135,7 +135,7 @@ void sc__proc_info(sc_proc_info_t *out) {
   while (got > 0 && out->cmdline[got - 1] == 0) got--; /* the last NUL ends argv */
   for (long i = 0; i < got; i++)
     if (out->cmdline[i] == 0) out->cmdline[i] = ' ';
-  clean(out->cmdline, (size_t)got, SC_CMDLINE_MAX);
+  sc__proc_clean(out->cmdline, (size_t)got, SC_CMDLINE_MAX);
 }
 
 unsigned sc__proc_format_time(char *out, uint64_t unix_ms) {

@@ -7,6 +7,7 @@
 #define SC_PROC_INFO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #pragma GCC visibility push(hidden)
@@ -27,6 +28,12 @@ typedef struct sc_proc_info_s {
 /** Fill *out for the calling process. Printable UTF-8 only: control
  * characters and bytes that are not UTF-8 become '?'. */
 void sc__proc_info(sc_proc_info_t *out);
+
+/** Make buf[0..n) printable UTF-8 in place (each control character or
+ * byte that is not UTF-8 becomes '?'), cut at a character boundary to at
+ * most max bytes with "…" appended when cut, NUL-terminated; buf holds
+ * max + 4 bytes. */
+void sc__proc_clean(char *buf, size_t n, size_t max);
 
 /** "YYYY-MM-DD HH:MM:SS.mmm UTC" of ms since the epoch into out (>= 32
  * bytes); its length. */

@@ -6,6 +6,8 @@
 #include "report/report_sites.h"
 #include "report/report.h"
 
+#include <string.h>
+
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 #define VERSION_STRING \
@@ -14,7 +16,9 @@
 /* Text tables of the class table (bits of sc_em_col_t.groups). */
 enum { G_BLOCKS = 1, G_PAGES = 2, G_BYTES = 4, G_TOTAL = 8 };
 
-/* Everything the row functions read. */
+/* Everything the row functions read. The statistics come first: the
+ * class table's rows read only them (stats_of), so that a named snapshot's
+ * statistics print through the same rows. */
 typedef struct report_s {
   const struct sc_stats *st;
   sc_reason_t reason;
@@ -74,13 +78,21 @@ static const sc_em_table_t class_table = {
 };
 
 /** v, or null when exact statistics were off (its figure was not tracked). */
-static sc_ev_t exact(const report_t *rep, sc_ev_t v) {
-  return (rep->st->tracked & SC_TRACKED_EXACT) ? v : sc__ev(SC_EV_NULL, 0);
+static sc_ev_t exact_st(const struct sc_stats *st, sc_ev_t v) {
+  return (st->tracked & SC_TRACKED_EXACT) ? v : sc__ev(SC_EV_NULL, 0);
+}
+
+static sc_ev_t exact(const report_t *rep, sc_ev_t v) { return exact_st(rep->st, v); }
+
+/** The statistics a row function's context points to: a report_t, or a
+ * lone `const struct sc_stats *` (a report_t begins with one). */
+static const struct sc_stats *stats_of(const void *ctx) {
+  return *(const struct sc_stats *const *)ctx;
 }
 
 static void class_row(const void *ctx, unsigned r, sc_ev_t *v) {
-  const report_t *rep = ctx;
-  const struct sc_class_stats *s = r < SC_CLASSES ? &rep->st->classes[r] : &rep->st->totals;
+  const struct sc_stats *st = stats_of(ctx);
+  const struct sc_class_stats *s = r < SC_CLASSES ? &st->classes[r] : &st->totals;
   uint64_t free_blocks =
       s->capacity_blocks > s->live_blocks ? s->capacity_blocks - s->live_blocks : 0;
   uint64_t wasted = s->total_block_bytes > s->total_requested_bytes
@@ -92,7 +104,7 @@ static void class_row(const void *ctx, unsigned r, sc_ev_t *v) {
   v[i++] = sc__ev(SC_EV_BYTES, s->reserved_bytes);
   v[i++] = sc__ev(SC_EV_COUNT, s->capacity_blocks);
   v[i++] = sc__ev(SC_EV_COUNT, s->live_blocks);
-  v[i++] = exact(rep, sc__ev(SC_EV_COUNT, s->peak_live_blocks));
+  v[i++] = exact_st(st, sc__ev(SC_EV_COUNT, s->peak_live_blocks));
   v[i++] = sc__ev(SC_EV_COUNT, s->allocs);
   v[i++] = sc__ev(SC_EV_COUNT, s->frees);
   v[i++] = sc__ev(SC_EV_COUNT, s->remote_frees);
@@ -105,22 +117,22 @@ static void class_row(const void *ctx, unsigned r, sc_ev_t *v) {
    * blocks lost between live ones; external fragmentation is n/a ("-",
    * null) rather than an alarming 100 %. */
   v[i++] = s->live_blocks ? sc__ev_ratio(free_blocks, s->capacity_blocks) : sc__ev(SC_EV_NULL, 0);
-  v[i++] = exact(rep, sc__ev(SC_EV_BYTES, s->live_requested_bytes));
+  v[i++] = exact_st(st, sc__ev(SC_EV_BYTES, s->live_requested_bytes));
   v[i++] = sc__ev(SC_EV_BYTES, s->live_block_bytes);
-  v[i++] = exact(rep, sc__ev_ratio(s->live_requested_bytes, s->live_block_bytes));
-  v[i++] = exact(rep, sc__ev_ratio_rest(s->live_requested_bytes, s->live_block_bytes));
-  v[i++] = exact(rep, sc__ev(SC_EV_BYTES, s->peak_requested_bytes));
-  v[i++] = exact(rep, sc__ev(SC_EV_BYTES, s->peak_block_bytes));
-  v[i++] = exact(rep, sc__ev_ratio(s->peak_requested_bytes, s->peak_block_bytes));
-  v[i++] = exact(rep, sc__ev_ratio_rest(s->peak_requested_bytes, s->peak_block_bytes));
-  v[i++] = exact(rep, sc__ev(SC_EV_BYTES, s->total_requested_bytes));
+  v[i++] = exact_st(st, sc__ev_ratio(s->live_requested_bytes, s->live_block_bytes));
+  v[i++] = exact_st(st, sc__ev_ratio_rest(s->live_requested_bytes, s->live_block_bytes));
+  v[i++] = exact_st(st, sc__ev(SC_EV_BYTES, s->peak_requested_bytes));
+  v[i++] = exact_st(st, sc__ev(SC_EV_BYTES, s->peak_block_bytes));
+  v[i++] = exact_st(st, sc__ev_ratio(s->peak_requested_bytes, s->peak_block_bytes));
+  v[i++] = exact_st(st, sc__ev_ratio_rest(s->peak_requested_bytes, s->peak_block_bytes));
+  v[i++] = exact_st(st, sc__ev(SC_EV_BYTES, s->total_requested_bytes));
   v[i++] = sc__ev(SC_EV_BYTES, s->total_block_bytes);
-  v[i++] = exact(rep, sc__ev_ratio(s->total_requested_bytes, s->total_block_bytes));
-  v[i++] = exact(rep, sc__ev_ratio_rest(s->total_requested_bytes, s->total_block_bytes));
-  v[i++] = exact(rep, sc__ev(SC_EV_BYTES, wasted));
-  v[i++] = exact(rep, s->allocs ? sc__ev(SC_EV_TENTHS, s->total_requested_bytes * 10 / s->allocs)
-                                : sc__ev(SC_EV_NULL, 0));
-  v[i] = exact(rep, sc__ev_list(s->request_histogram, SC_STATS_BUCKETS));
+  v[i++] = exact_st(st, sc__ev_ratio(s->total_requested_bytes, s->total_block_bytes));
+  v[i++] = exact_st(st, sc__ev_ratio_rest(s->total_requested_bytes, s->total_block_bytes));
+  v[i++] = exact_st(st, sc__ev(SC_EV_BYTES, wasted));
+  v[i++] = exact_st(st, s->allocs ? sc__ev(SC_EV_TENTHS, s->total_requested_bytes * 10 / s->allocs)
+                                  : sc__ev(SC_EV_NULL, 0));
+  v[i] = exact_st(st, sc__ev_list(s->request_histogram, SC_STATS_BUCKETS));
 }
 
 /* ---- request sizes (text; JSON has request_histogram per class) ---------------- */
@@ -305,10 +317,18 @@ static void section_features(sc_emitter_t *e, const struct sc_stats *st) {
  * object. Not inlined: its 1.3 KiB of buffers must not stay on the stack
  * under the later sections (a signal report runs on the interrupted
  * thread's stack). */
-static sc_noinline void section_process(sc_emitter_t *e, const struct sc_stats *st) {
+static sc_noinline void section_process(sc_emitter_t *e, const struct sc_stats *st, bool live) {
+  /* The live snapshot reads /proc once per process: its program, command
+   * line and start time stay. */
+  static sc_proc_info_t live_who;
   sc_proc_info_t who;
   char when[40];
-  sc__proc_info(&who);
+  if (live && live_who.pid == st->process.pid) {
+    memcpy(&who, &live_who, sizeof(who));
+  } else {
+    sc__proc_info(&who);
+    if (live) memcpy(&live_who, &who, sizeof(who));
+  }
   sc__em_text(e, "pid ");
   sc__em_text_value(e, sc__ev(SC_EV_COUNT, who.pid));
   sc__em_text(e, ", parent ");
@@ -361,8 +381,7 @@ static void section_tracking(sc_emitter_t *e, const struct sc_stats *st) {
   }
 }
 
-static void section_fallback(sc_emitter_t *e, const report_t *rep) {
-  const struct sc_stats *st = rep->st;
+static void section_fallback(sc_emitter_t *e, const struct sc_stats *st) {
   sc__em_section(e, "fallback", "system allocator (requests > 1024 B)");
   sc__em_kv(e, "malloc_calls", "malloc calls", sc__ev(SC_EV_COUNT, st->fallback.malloc_calls));
   sc__em_kv(e, "realloc_calls", "realloc calls", sc__ev(SC_EV_COUNT, st->fallback.realloc_calls));
@@ -373,7 +392,7 @@ static void section_fallback(sc_emitter_t *e, const report_t *rep) {
   sc__em_kv(e, "total_bytes", "bytes made", sc__ev(SC_EV_BYTES, st->fallback.total_bytes));
   sc__em_kv(e, "live_bytes", "live bytes", sc__ev(SC_EV_BYTES, st->fallback.live_bytes));
   sc__em_kv(e, "peak_live_bytes", "peak live bytes",
-            exact(rep, sc__ev(SC_EV_BYTES, st->fallback.peak_live_bytes)));
+            exact_st(st, sc__ev(SC_EV_BYTES, st->fallback.peak_live_bytes)));
   sc__em_section_end(e);
 }
 
@@ -458,7 +477,7 @@ static const char *reason_name(char *out, size_t cap, sc_reason_t reason, const 
       [SC_REASON_API] = "request",           [SC_REASON_EXIT] = "exit",
       [SC_REASON_SIGNAL] = "signal",         [SC_REASON_ABORT] = "abort",
       [SC_REASON_TERMINATED] = "terminated", [SC_REASON_CRASH] = "crash",
-      [SC_REASON_QUICK_EXIT] = "_exit",
+      [SC_REASON_QUICK_EXIT] = "_exit",        [SC_REASON_LIVE] = "live",
   };
   const char *name = (unsigned)reason < sizeof(names) / sizeof(names[0]) ? names[reason] : NULL;
   if (name == NULL) name = "request";
@@ -472,45 +491,153 @@ static const char *reason_name(char *out, size_t cap, sc_reason_t reason, const 
   return out;
 }
 
-void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, bool unlocked) {
-  sc__report_write_why(fd, format, reason, NULL, unlocked);
+/* ---- named snapshots (sc_snapshot) ------------------------------------------------------- */
+
+static const sc_em_col_t named_cols[] = {
+    {NULL, "name", 24, 0},    {NULL, "frame", 8, 1},  {NULL, "time", 10, 1},  {NULL, "live", 9, 1},
+    {NULL, "live-blk", 9, 1}, {NULL, "system", 9, 1}, {NULL, "allocs", 9, 1}, {NULL, "fresh", 8, 1},
+};
+
+static const sc_em_table_t named_table = {
+    .titles = {"named snapshots (sc_snapshot; the last 32, oldest first; live: class blocks, "
+               "system: the system allocator's live bytes)"},
+    .ngroups = 1,
+    .cols = named_cols,
+    .ncols = sizeof(named_cols) / sizeof(named_cols[0]),
+};
+
+typedef struct {
+  uint64_t count;
+  char name[SC_NAMED_NAME_CAP + 4]; /* the row's name, cleaned */
+} named_rows_t;
+
+/** A snapshot's name as printable UTF-8, into out (SC_NAMED_NAME_CAP + 4). */
+static const char *named_name(const sc_named_t *n, char *out) {
+  size_t len = strnlen(n->name, SC_NAMED_NAME_CAP - 1);
+  memcpy(out, n->name, len);
+  sc__proc_clean(out, len, SC_NAMED_NAME_CAP - 1);
+  return out;
 }
 
-void sc__report_write_why(int fd, enum sc_stats_format format, sc_reason_t reason, const char *why,
-                          bool unlocked) {
+static void named_row(const void *ctx, unsigned r, sc_ev_t *v) {
+  named_rows_t *rows = (named_rows_t *)(uintptr_t)ctx; /* the row's scratch space */
+  const sc_named_t *n = sc__named_entry(rows->count, r);
+  const struct sc_stats *st = &n->stats;
+  v[0] = sc__ev_str(named_name(n, rows->name));
+  v[1] = sc__ev(SC_EV_COUNT, n->frame);
+  v[2] = sc__ev(SC_EV_NS, n->wall_ns);
+  v[3] = sc__ev(SC_EV_COUNT, st->totals.live_blocks);
+  v[4] = sc__ev(SC_EV_BYTES, st->totals.live_block_bytes);
+  v[5] = sc__ev(SC_EV_BYTES, st->fallback.live_bytes);
+  v[6] = sc__ev(SC_EV_COUNT, st->totals.allocs);
+  v[7] = sc__ev(SC_EV_COUNT, st->totals.fresh_carves);
+}
+
+/** A named snapshot's "tags" and "threads" (the schema's keys; null while
+ * the library does not track them). The spot where the tag and thread
+ * figures of snapshot n go, when there are any. */
+static void named_tags_threads(sc_emitter_t *e, const sc_named_t *n) {
+  (void)n;
+  sc__em_kv(e, "tags", NULL, sc__ev(SC_EV_NULL, 0));
+  sc__em_kv(e, "threads", NULL, sc__ev(SC_EV_NULL, 0));
+}
+
+/** The report's "snapshots": every kept named snapshot with the same
+ * objects as the report's own "classes", "totals" and "fallback"; in text,
+ * a short table. Not inlined: its buffers stay off the later sections'
+ * stack. */
+static sc_noinline void section_snapshots(sc_emitter_t *e) {
+  named_rows_t rows;
+  rows.count = sc__named_count();
+  uint64_t kept = rows.count < SC_NAMED_MAX ? rows.count : SC_NAMED_MAX;
+  sc__em_array(e, "snapshots");
+  for (uint64_t i = 0; i < kept && e->mode == SC_EM_JSON; i++) {
+    const sc_named_t *n = sc__named_entry(rows.count, i);
+    const struct sc_stats *st = &n->stats;
+    sc__em_item(e);
+    sc__em_kv(e, "name", NULL, sc__ev_str(named_name(n, rows.name)));
+    sc__em_kv(e, "frame", NULL, sc__ev(SC_EV_COUNT, n->frame));
+    sc__em_kv(e, "wall_ns", NULL, sc__ev(SC_EV_NS, n->wall_ns));
+    sc__em_kv(e, "exact_statistics", NULL,
+              sc__ev(SC_EV_COUNT, (st->tracked & SC_TRACKED_EXACT) != 0));
+    sc__em_table(e, &class_table, SC_CLASSES + 1, class_row, &st);
+    section_fallback(e, st);
+    named_tags_threads(e, n);
+    sc__em_item_end(e);
+  }
+  sc__em_array_end(e);
+  if (kept != 0) sc__em_table(e, &named_table, (unsigned)kept, named_row, &rows);
+}
+
+/** The report: everything, or (live) what the live snapshot holds — the
+ * same keys, with the last LIVE_FRAMES frames of the timeline and no
+ * sites (null), so that one write stays within tens of microseconds. */
+static void report_body(sc_emitter_t *e, sc_reason_t reason, const char *why, bool unlocked,
+                        const sc_live_rss_t *live) {
   struct sc_stats st;
   report_t rep;
-  sc_emitter_t e;
   char name[400];
   /* Names resolved through the loader (its lock) only outside signal
    * handlers and the library's own aborts. */
   bool may_lock =
       reason == SC_REASON_API || reason == SC_REASON_EXIT || reason == SC_REASON_QUICK_EXIT;
   reason_name(name, sizeof(name), reason, why);
-  sc__stats_snapshot(&st, unlocked);
+  if (live != NULL) {
+    sc__stats_snapshot_no_rss(&st, unlocked);
+    st.process.peak_rss_bytes = live->peak;
+    st.process.rss_bytes = live->now;
+  } else {
+    sc__stats_snapshot(&st, unlocked);
+  }
   report_prepare(&rep, &st, reason);
+  sc__em_text(e, "== libsizeclass statistics (");
+  sc__em_text(e, name);
+  sc__em_text(e, ") ==");
+  sc__em_text_end(e);
+  sc__em_kv(e, "schema", NULL, sc__ev_str("libsizeclass-stats"));
+  sc__em_kv(e, "version", NULL, sc__ev(SC_EV_COUNT, 1));
+  sc__em_kv(e, "library_version", NULL, sc__ev_str(VERSION_STRING));
+  sc__em_kv(e, "reason", NULL, sc__ev_str(name));
+  section_process(e, &st, live != NULL); /* and the features on */
+  section_tracking(e, &st);
+  sc__em_table(e, &class_table, SC_CLASSES + 1, class_row, &rep);
+  if (live == NULL) sc__em_table(e, &hist_table, rep.hist_cells, hist_row, &rep);
+  section_advisor(e, &rep);
+  section_leaks(e, &rep);
+  section_fallback(e, &st);
+  section_arenas(e, &st);
+  section_frames(e, &rep);
+  sc__report_timeline(e, (st.tracked & SC_TRACKED_EXACT) != 0,
+                      live != NULL ? SC_LIVE_FRAMES : 0); /* timeline.c */
+  section_purge(e, &st);
+  section_snapshots(e);
+  if (live != NULL) {
+    sc__em_kv(e, "site_sampling", NULL, sc__ev(SC_EV_NULL, 0));
+    sc__em_kv(e, "sites", NULL, sc__ev(SC_EV_NULL, 0));
+  } else {
+    sc__report_sites(e, may_lock, &st); /* report_sites.c */
+  }
+}
+
+void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, bool unlocked) {
+  sc__report_write_why(fd, format, reason, NULL, unlocked);
+}
+
+void sc__report_write_why(int fd, enum sc_stats_format format, sc_reason_t reason, const char *why,
+                          bool unlocked) {
+  sc_emitter_t e;
   sc__em_begin(&e, fd, format == SC_STATS_JSON ? SC_EM_JSON : SC_EM_TEXT);
-  sc__em_text(&e, "== libsizeclass statistics (");
-  sc__em_text(&e, name);
-  sc__em_text(&e, ") ==");
-  sc__em_text_end(&e);
-  sc__em_kv(&e, "schema", NULL, sc__ev_str("libsizeclass-stats"));
-  sc__em_kv(&e, "version", NULL, sc__ev(SC_EV_COUNT, 1));
-  sc__em_kv(&e, "library_version", NULL, sc__ev_str(VERSION_STRING));
-  sc__em_kv(&e, "reason", NULL, sc__ev_str(name));
-  section_process(&e, &st); /* and the features on */
-  section_tracking(&e, &st);
-  sc__em_table(&e, &class_table, SC_CLASSES + 1, class_row, &rep);
-  sc__em_table(&e, &hist_table, rep.hist_cells, hist_row, &rep);
-  section_advisor(&e, &rep);
-  section_leaks(&e, &rep);
-  section_fallback(&e, &rep);
-  section_arenas(&e, &st);
-  section_frames(&e, &rep);
-  sc__report_timeline(&e, (st.tracked & SC_TRACKED_EXACT) != 0); /* timeline.c */
-  section_purge(&e, &st);
-  sc__report_sites(&e, may_lock, &st); /* report_sites.c */
+  report_body(&e, reason, why, unlocked, NULL);
   sc__em_end(&e);
+}
+
+size_t sc__report_live(char *buf, size_t cap, const sc_live_rss_t *rss, bool *cut) {
+  sc_emitter_t e;
+  sc__em_begin_mem(&e, buf, cap, SC_EM_JSON);
+  report_body(&e, SC_REASON_LIVE, NULL, false, rss);
+  sc__em_end(&e);
+  *cut = e.mem_full;
+  return e.mem_len;
 }
 
 sc_public void sc_stats_print(int fd, enum sc_stats_format format) {

@@ -17,7 +17,7 @@
 
 /* Why a report is written; printed as the report's "reason" ("request",
  * "exit", "signal", "abort: <why>", "terminated: <why>", "crash: <why>",
- * "_exit"). */
+ * "_exit", "live"). */
 typedef enum {
   SC_REASON_API = 0,
   SC_REASON_EXIT = 1,
@@ -26,7 +26,11 @@ typedef enum {
   SC_REASON_TERMINATED = 4, /* SIGTERM, SIGINT, SIGHUP; why: "SIGTERM" */
   SC_REASON_CRASH = 5,      /* SIZECLASS_STATS_ON_CRASH; why: "SIGSEGV" */
   SC_REASON_QUICK_EXIT = 6, /* the program called _exit or _Exit */
+  SC_REASON_LIVE = 7,       /* the live snapshot (report/live.c): "live" */
 } sc_reason_t;
+
+/** Frames of the timeline the live snapshot keeps (the last ones). */
+#define SC_LIVE_FRAMES 32
 
 /* ---- report.c -------------------------------------------------------- */
 /** Write the whole report to fd; never allocates. */
@@ -35,10 +39,22 @@ void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, b
 void sc__report_write_why(int fd, enum sc_stats_format format, sc_reason_t reason, const char *why,
                           bool unlocked);
 
+/** Frames of the timeline the live snapshot keeps (the last ones). */
+#define SC_LIVE_FRAMES 32
+
 /* ---- report_timeline.c ------------------------------------------------ */
 /** The report's "frame_timeline" key (text: the last frames), null when
- * SIZECLASS_FRAME_HISTORY=0. `exact`: requested bytes were tracked. */
-void sc__report_timeline(sc_emitter_t *e, bool exact);
+ * SIZECLASS_FRAME_HISTORY=0. `exact`: requested bytes were tracked;
+ * `last`: only the last frames (0: every kept frame). */
+void sc__report_timeline(sc_emitter_t *e, bool exact, unsigned last);
+
+/* ---- live.c ---------------------------------------------------------- */
+/** Publish (or stop publishing) the live snapshot as SIZECLASS_LIVE says:
+ * at load, and when sc_option_set changes it. */
+void sc__live_configure(void);
+/** Remove the live snapshot's file now (async-signal-safe: for the paths
+ * that end the process without atexit, e.g. a fatal signal's report). */
+void sc__live_remove(void);
 
 /* ---- advisor.c ------------------------------------------------------- */
 /* What an intermediate class between size/2 and size would have saved. */

@@ -81,7 +81,7 @@ static void tl_row(const void *ctx, unsigned r, sc_ev_t *v) {
   v[14] = rows->exact ? sc__ev_list(e->live_bytes, SC_CLASSES) : null;
 }
 
-void sc__report_timeline(sc_emitter_t *e, bool exact) {
+void sc__report_timeline(sc_emitter_t *e, bool exact, unsigned last) {
   rows_t rows;
   if (!sc__timeline_frames(&rows.count, &rows.n)) {
     sc__em_kv(e, "frame_timeline", NULL, sc__ev(SC_EV_NULL, 0));
@@ -93,7 +93,8 @@ void sc__report_timeline(sc_emitter_t *e, bool exact) {
   rows.exact = exact;
   rows.first = 0;
   if (e->mode == SC_EM_JSON) {
-    sc__em_table(e, &tl_json, (unsigned)rows.n, tl_row, &rows);
+    if (last != 0 && rows.n > last) rows.first = rows.n - last;
+    sc__em_table(e, &tl_json, (unsigned)(rows.n - rows.first), tl_row, &rows);
     return;
   }
   if (rows.n == 0) return; /* the frames section already says none were marked */

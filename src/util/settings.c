@@ -245,6 +245,13 @@ const sc_setting_t sc__settings[SC_SETTINGS] = {
                             .instead = "using paced",
                             .doc = "how glibc's heaps give memory back: paced by the library, "
                                    "or glibc's own policy"},
+    [SC_SET_LIVE] = {.name = "SIZECLASS_LIVE",
+                     .kind = SC_KIND_SWITCH,
+                     .when = SC_WHEN_ANY,
+                     .def_doc = "off",
+                     .instead = "nothing is published",
+                     .doc = "publish a live snapshot in /dev/shm for sizeclass-top (at each "
+                            "frame mark, else every 100 ms)"},
 };
 
 /* Names in the environment that are not settings but belong to the

@@ -38,6 +38,7 @@ typedef enum {
   SC_SET_PURGE_DELAY_MS,
   SC_SET_PURGE_STEP,
   SC_SET_SYSTEM_TRIM,
+  SC_SET_LIVE,
   SC_SETTINGS /* how many */
 } sc_setting_id_t;
 
