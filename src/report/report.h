@@ -38,9 +38,13 @@ void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, b
 /** The same, with the detail of the reason (NULL: none): "abort: <why>". */
 void sc__report_write_why(int fd, enum sc_stats_format format, sc_reason_t reason, const char *why,
                           bool unlocked);
-
-/** Frames of the timeline the live snapshot keeps (the last ones). */
-#define SC_LIVE_FRAMES 32
+/** The resident set the live snapshot shows (read at most every 100 ms). */
+typedef struct sc_live_rss_s {
+  uint64_t peak, now;
+} sc_live_rss_t;
+/** The live snapshot's JSON report into buf[0..cap): its length; *cut when
+ * it did not fit (the text is then cut short). Never allocates. */
+size_t sc__report_live(char *buf, size_t cap, const sc_live_rss_t *rss, bool *cut);
 
 /* ---- report_timeline.c ------------------------------------------------ */
 /** The report's "frame_timeline" key (text: the last frames), null when

@@ -211,6 +211,7 @@ static void dump(sc_reason_t reason, const char *why) {
 /** A last report, unless one of its level or higher was written. */
 static void dump_last(sc_reason_t reason, const char *why) {
   if (in_clone_child()) return; /* it shares our memory: touch nothing */
+  sc__live_remove();            /* the process ends: no live snapshot left behind */
   int level = reason == SC_REASON_ABORT || reason == SC_REASON_CRASH ? 2 : 1;
   int was = atomic_load(&last_level);
   do {
@@ -346,6 +347,7 @@ static void on_report_fault(int sig, siginfo_t *si, void *ctx) {
 /** The core's last words (registered at load): the library's own abort,
  * or the program's _exit. */
 static void last_words(sc_last_t what, const char *why) {
+  if (!in_clone_child()) sc__live_remove(); /* the process ends, reported or not */
   if (!cfg.at_exit) return;
   if (what == SC_LAST_EXIT) {
     dump_last(SC_REASON_QUICK_EXIT, NULL);
