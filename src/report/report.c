@@ -3,6 +3,7 @@
  * keys and headers (docs/stats.md). It describes each section once to the
  * emitter (emit.c), which renders text or JSON from the same values. */
 #include "report/proc_info.h"
+#include "report/report_tags.h"
 #include "report/report_sites.h"
 #include "report/report.h"
 
@@ -477,6 +478,7 @@ void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, b
   sc__report_timeline(&e, (st.tracked & SC_TRACKED_EXACT) != 0); /* timeline.c */
   section_purge(&e, &st);
   sc__report_sites(&e, reason != SC_REASON_SIGNAL, &st); /* report_sites.c */
+  sc__report_tags(&e, unlocked);                         /* report_tags.c */
   sc__em_end(&e);
 }
 
