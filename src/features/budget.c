@@ -186,6 +186,7 @@ static bool budget_put(const budget_t *nb, uint64_t limit) {
 }
 
 static void warn_entry(const char *what, const char *e, size_t len) {
+  while (len > 0 && *e == ' ') e++, len--;
   line_t l = {{0}, 0};
   put(&l, "SIZECLASS_BUDGET: ");
   put(&l, what);
@@ -380,7 +381,8 @@ void sc__budget_check(sc_arena_t *a, unsigned t, unsigned c, size_t n) {
       b->first_frame = fs.frames;
       b->breached = true;
     }
-    b->last_excess = excess;
+    /* Again at each doubling of the excess, counted from 1/16 of the limit. */
+    b->last_excess = excess > b->limit / 16 ? excess : b->limit / 16;
     breach(b, live, n, c);
   }
   checking = false;
