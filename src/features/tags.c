@@ -22,8 +22,7 @@ bool sc__tags_on;
  * has an arena with rows (the trigger then finds its real row). */
 static sc_tag_row_t dummy_row = {.x.headroom = {[0 ... SC_CLASSES - 1] = INT64_MIN / 2}};
 
-sc_tls uint8_t sc__tag_cur;
-sc_tls sc_tag_row_t *sc__tag_row = &dummy_row;
+sc_tls sc_tag_tls_t sc__tag_tls = {.row = &dummy_row};
 
 /* ---- the registry ---------------------------------------------------------------- */
 
@@ -251,12 +250,15 @@ static void arena_allocs(const sc_arena_t *a, uint64_t *allocs, uint64_t *sys_al
 /** Owner-view live block bytes of arena a's rows, and system bytes. */
 static void arena_live(const sc_arena_t *a, uint64_t *bytes, uint64_t *sys) {
   int64_t b = 0, s = 0;
-  for (unsigned t = 0; t < SC_TAGS; t++) {
-    if (!row_is_used(a, t)) continue;
-    const sc_tag_row_t *r = sc__tag_row_of(a, t);
-    for (unsigned c = 0; c < SC_CLASSES; c++) b += row_live(r, c) * (int64_t)sc__class_size(c);
-    s += (int64_t)(load(&r->sys_made) - atomic_load_explicit(&r->sys_freed, memory_order_relaxed));
-  }
+  const uint64_t *used = sc__tag_thread_of(a)->used;
+  for (unsigned w = 0; w < SC_TAGS / 64; w++)
+    for (uint64_t bits = load(&used[w]); bits != 0; bits &= bits - 1) {
+      unsigned t = w * 64 + (unsigned)__builtin_ctzll(bits);
+      const sc_tag_row_t *r = sc__tag_row_of(a, t);
+      for (unsigned c = 0; c < SC_CLASSES; c++) b += row_live(r, c) * (int64_t)sc__class_size(c);
+      s +=
+          (int64_t)(load(&r->sys_made) - atomic_load_explicit(&r->sys_freed, memory_order_relaxed));
+    }
   *bytes = b > 0 ? (uint64_t)b : 0;
   *sys = s > 0 ? (uint64_t)s : 0;
 }

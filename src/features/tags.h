@@ -78,8 +78,13 @@ extern bool sc__tags_on;
 /** The calling thread's tag and its row in its arena (a dummy row whose
  * headroom is always negative until the thread has an arena with rows:
  * the trigger then finds the real one). */
-extern sc_tls uint8_t sc__tag_cur;
-extern sc_tls sc_tag_row_t *sc__tag_row;
+typedef struct sc_tag_tls_s {
+  sc_tag_row_t *row;
+  uint8_t cur;
+} sc_tag_tls_t;
+extern sc_tls sc_tag_tls_t sc__tag_tls; /* one TLS offset for both */
+#define sc__tag_cur (sc__tag_tls.cur)
+#define sc__tag_row (sc__tag_tls.row)
 
 /** Tags on from now on (the first sc_tag with exact statistics, or the
  * decision); false when they cannot be (no exact tier, or the checking
@@ -138,8 +143,9 @@ static inline sc_tag_thread_t *sc__tag_thread_of(const sc_arena_t *a) {
  * the entry beside its state. Returns b (the trigger's tail call). */
 static sc_always_inline void *sc__tags_alloc(const sc_page_t *page, void *b, uint8_t *e, size_t g,
                                              unsigned c, size_t n) {
-  sc_tag_row_t *r = sc__tag_row;
-  e[1] = sc__tag_cur;
+  sc_tag_tls_t *tls = &sc__tag_tls;
+  sc_tag_row_t *r = tls->row;
+  e[1] = tls->cur;
   *sc__req_slot_at(e) = (uint16_t)n;
   ++r->x.hist[g];
   r->x.req_total[c] += n;
