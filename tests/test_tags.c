@@ -145,3 +145,14 @@ Test(tags, odd_names_warn_and_are_escaped) {
   cr_expect_eq(system(cmd), 0, "names not escaped in the JSON");
   unlink(path);
 }
+
+/* The seeds' object pool: a pool created under a tag, or given one,
+ * counts its objects under it. */
+Test(tags, pools_count_under_their_tag) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  const char *args[] = {"pool", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  cr_expect_str_eq(r.out, "ok\n");
+  free(r.out);
+}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "sizeclass.h"
+#include "sizeclass_pool.h"
 
 static void *volatile keep[65536];
 
@@ -25,7 +26,35 @@ static int names(void) {
   return 0;
 }
 
+/** argv[1] "pool": a pool created while "particles" is entered, and one
+ * given "effects" by sc_pool_set_tag, count their objects under those
+ * tags; prints "ok" or what differs. */
+static int pools(void) {
+  struct sc_pool_config cfg = {.capacity = 200, .policy = SC_POOL_REJECT};
+  sc_tag_t particles = sc_tag("particles"), effects = sc_tag("effects");
+  sc_tag_t prev = sc_tag_enter(particles);
+  sc_pool *a = sc_pool_create(48, &cfg);
+  sc_tag_leave(prev);
+  sc_pool *b = sc_pool_create(200, &cfg);
+  sc_pool_set_tag(b, effects);
+  for (int i = 0; i < 100; i++) keep[i] = sc_pool_acquire(a);
+  for (int i = 0; i < 30; i++) keep[100 + i] = sc_pool_acquire(b);
+  struct sc_tag_stats ts[8];
+  size_t n = sc_stats_tags(ts, 8);
+  int bad = 0;
+  for (size_t i = 0; i < n && i < 8; i++) {
+    if (ts[i].id == particles && (ts[i].allocs != 100 || ts[i].classes[2].live_blocks != 100))
+      bad++, printf("particles: %llu allocs\n", (unsigned long long)ts[i].allocs);
+    if (ts[i].id == effects && (ts[i].allocs != 30 || ts[i].classes[4].live_blocks != 30))
+      bad++, printf("effects: %llu allocs\n", (unsigned long long)ts[i].allocs);
+  }
+  if (n < 3) bad++;
+  printf(bad ? "bad\n" : "ok\n");
+  return bad != 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && argv[1][0] == 'p') return pools();
   if (argc > 1 && argv[1][0] == 'n') return names();
   int n = argc > 1 ? atoi(argv[1]) : 8192;
   if (n > 65536) n = 65536;
