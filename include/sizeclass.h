@@ -201,7 +201,9 @@ sc_tag_t sc_tag_enter(sc_tag_t tag); /* returns the tag entered before */
 void sc_tag_leave(sc_tag_t previous);
 
 #if defined(__GNUC__) && !defined(__cplusplus)
-static inline void sc__tag_scope_end(sc_tag_t *prev) { sc_tag_leave(*prev); }
+__attribute__((unused)) static inline void sc__tag_scope_end(sc_tag_t *prev) {
+  sc_tag_leave(*prev);
+}
 #define SC__TAG_CAT2(a, b) a##b
 #define SC__TAG_CAT(a, b) SC__TAG_CAT2(a, b)
 /* Enter tag `name` until the end of the enclosing block. */

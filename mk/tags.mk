@@ -3,3 +3,6 @@
 # helper programs call sc_tag & co., so they link the static library.
 TAGS_PROGS := tags_exact tags_budget
 $(foreach p,$(TAGS_PROGS),$(BUILD)/tests/progs/$(p)): PROG_LDFLAGS = $(AR_LIB) -ldl
+$(BUILD)/tests/progs/tags_cxx: tests/progs/tags_cxx.cc include/sizeclass.hpp $(AR_LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) -std=gnu++17 -O1 -g $(WARN) -Iinclude -o $@ $< $(AR_LIB) -lpthread -ldl

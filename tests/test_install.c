@@ -134,6 +134,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
                    "./bin/sizeclass-report\n"
                    "./bin/sizeclass-run\n"
                    "./include/sizeclass.h\n"
+                   "./include/sizeclass.hpp\n"
                    "./include/sizeclass_pool.h\n"
                    "./lib/cmake/sizeclass/sizeclass-config-version.cmake\n"
                    "./lib/cmake/sizeclass/sizeclass-config.cmake\n"
@@ -145,6 +146,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
                    "./lib/pkgconfig/sizeclass.pc\n"
                    "./share/man/man1/sizeclass-report.1\n"
                    "./share/man/man1/sizeclass-run.1\n"
+                   "./share/man/man3/sc_budget_set.3\n"
                    "./share/man/man3/sc_calloc.3\n"
                    "./share/man/man3/sc_class_size.3\n"
                    "./share/man/man3/sc_frame_expect_steady.3\n"
@@ -159,12 +161,18 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
                    "./share/man/man3/sc_pool_hit_rate_permille.3\n"
                    "./share/man/man3/sc_pool_release.3\n"
                    "./share/man/man3/sc_pool_reset.3\n"
+                   "./share/man/man3/sc_pool_set_tag.3\n"
                    "./share/man/man3/sc_pool_stats.3\n"
                    "./share/man/man3/sc_posix_memalign.3\n"
                    "./share/man/man3/sc_realloc.3\n"
                    "./share/man/man3/sc_stats_enable_exact.3\n"
                    "./share/man/man3/sc_stats_get.3\n"
                    "./share/man/man3/sc_stats_print.3\n"
+                   "./share/man/man3/sc_stats_tags.3\n"
+                   "./share/man/man3/sc_stats_threads.3\n"
+                   "./share/man/man3/sc_tag.3\n"
+                   "./share/man/man3/sc_tag_enter.3\n"
+                   "./share/man/man3/sc_tag_leave.3\n"
                    "./share/man/man3/sc_trim.3\n"
                    "./share/man/man3/sc_usable_size.3\n"
                    "./share/man/man7/sizeclass.7\n");
@@ -175,7 +183,7 @@ Test(install, installs_libraries_headers_pkgconfig_and_wrapper) {
       SH_S,
       "find '%s/share/man' -type f -exec grep -h '^\\.TH' {} + | grep -c '\"libsizeclass 0.1.0\"'",
       tmp);
-  cr_assert_str_eq(th, "6\n", "the six pages carry the version: %s", th);
+  cr_assert_str_eq(th, "7\n", "the seven pages carry the version: %s", th);
   free(th);
   snprintf(path, sizeof(path), "%s/share/man/man3/sc_free.3", tmp);
   cr_assert(is_link_to(path, "sc_malloc.3"));

@@ -156,3 +156,15 @@ Test(tags, pools_count_under_their_tag) {
   cr_expect_str_eq(r.out, "ok\n");
   free(r.out);
 }
+
+/* SC_TAG_SCOPE (C) and sizeclass::tag_scope (C++, objects made with new). */
+Test(tags, scope_macro_and_cxx_guard) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  const char *args[] = {"scope", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_str_eq(r.out, "ok\n", "%s", r.err);
+  free(r.out);
+  r = run("tags_cxx", NULL, env);
+  cr_expect_str_eq(r.out, "ok\n", "%s", r.err);
+  free(r.out);
+}

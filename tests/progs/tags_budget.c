@@ -6,6 +6,7 @@
  * argv[1]: how many blocks (default 8192: 2 MiB). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sizeclass.h"
 #include "sizeclass_pool.h"
@@ -53,7 +54,26 @@ static int pools(void) {
   return bad != 0;
 }
 
+/** argv[1] "scope": SC_TAG_SCOPE enters a tag until the end of its block. */
+static void scoped(int n) {
+  SC_TAG_SCOPE("scoped");
+  for (int i = 0; i < n; i++) keep[i] = malloc(100);
+}
+
+static int scope(void) {
+  scoped(40);
+  keep[40] = malloc(100); /* after the scope: untagged */
+  struct sc_tag_stats ts[8];
+  size_t n = sc_stats_tags(ts, 8);
+  int found = 0;
+  for (size_t i = 0; i < n && i < 8; i++)
+    if (strcmp(ts[i].name, "scoped") == 0) found = ts[i].classes[3].live_blocks == 40;
+  printf(found ? "ok\n" : "bad\n");
+  return !found;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && argv[1][0] == 's') return scope();
   if (argc > 1 && argv[1][0] == 'p') return pools();
   if (argc > 1 && argv[1][0] == 'n') return names();
   int n = argc > 1 ? atoi(argv[1]) : 8192;
