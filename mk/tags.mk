@@ -6,3 +6,11 @@ $(foreach p,$(TAGS_PROGS),$(BUILD)/tests/progs/$(p)): PROG_LDFLAGS = $(AR_LIB) -
 $(BUILD)/tests/progs/tags_cxx: tests/progs/tags_cxx.cc include/sizeclass.hpp $(AR_LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) -std=gnu++17 -O1 -g $(WARN) -Iinclude -o $@ $< $(AR_LIB) -lpthread -ldl
+# A library the rules test tags by its file name (SIZECLASS_TAGS).
+$(BUILD)/tests/progs/lib/libtagsrules.so: tests/progs/lib/tags_rules_lib.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=gnu++17 -O1 -g $(WARN) -fPIC -shared -o $@ $<
+$(BUILD)/tests/progs/tags_rules: tests/progs/tags_rules.c $(BUILD)/tests/progs/lib/libtagsrules.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_TEST) -o $@ $< -L$(BUILD)/tests/progs/lib -ltagsrules \
+	  -Wl,-rpath,'$$ORIGIN/lib' -ldl

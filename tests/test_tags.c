@@ -168,3 +168,21 @@ Test(tags, scope_macro_and_cxx_guard) {
   cr_expect_str_eq(r.out, "ok\n", "%s", r.err);
   free(r.out);
 }
+
+/* SIZECLASS_TAGS: every block a library built by the test makes (malloc,
+ * calloc, realloc, strdup, C++ new, above 1 KiB) lands in its tag, the
+ * program's own in main's; bad rules warn once each, naming them. */
+Test(tags, rules_tag_by_the_callers_library) {
+  char path[512];
+  pr_prog_path(path, sizeof(path), "tags_rules");
+  char *argv[] = {path, NULL};
+  const char *env[] = {"SIZECLASS_TAGS=lib=libtagsrules*;=x;noeq;game=main", NULL};
+  pr_opts_t o = {.preload = true, .drop_sizeclass_env = true, .env = env, .timeout_s = 60};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o));
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  cr_expect_str_eq(r.out, "ok\n", "%s", r.err);
+  cr_expect_eq(count_of(r.err, "\"=x\""), 1, "%s", r.err);
+  cr_expect_eq(count_of(r.err, "\"noeq\""), 1, "%s", r.err);
+  free(r.out);
+}

@@ -334,7 +334,17 @@ static sc_always_inline void *alloc_with(uint32_t f, sc_arena_t *a, size_t n, un
   return b;
 }
 
+/** SIZECLASS_TAGS on a path malloc did not tail-jump to (a thread's first
+ * malloc, aligned requests): the caller's rule, found by unwinding. */
+static void rules_by_unwinding(void) {
+  if (!sc__tags_on || !sc__tag_rules_on() || sc__tag_tls.pinned) return;
+  unsigned t = sc__tag_rules_caller();
+  if (t == 0) t = sc__tag_tls.code;
+  if (t != sc__tag_tls.cur) sc__tags_set_cur(t);
+}
+
 void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
+  rules_by_unwinding();
   return alloc_with(sc__features, a, n, c, 0);
 }
 
@@ -507,6 +517,17 @@ static void *malloc_tags_sampled(size_t n, size_t g, sc_page_t *page) {
   return tags_malloc_with(n, g, page, true);
 }
 
+/** malloc with SIZECLASS_TAGS rules: the tag of the caller's object first
+ * (malloc tail-jumps here: the return address is the program's call). */
+static void *malloc_rules(size_t n, size_t g, sc_page_t *page) {
+  sc__tag_rules_apply((uintptr_t)__builtin_return_address(0));
+  return tags_malloc_with(n, g, page, false);
+}
+static void *malloc_rules_sampled(size_t n, size_t g, sc_page_t *page) {
+  sc__tag_rules_apply((uintptr_t)__builtin_return_address(0));
+  return tags_malloc_with(n, g, page, true);
+}
+
 /** free with tags: the exact tier's, counted in the owner's row of the
  * block's tag. */
 static void free_tags(void *p, sc_page_t *page, sc_arena_t *self) {
@@ -536,8 +557,10 @@ void sc__seam_tags_install(void) {
   if ((f & ~SC_FEATURES_SAMPLED) != SC_FEATURE_EXACT) return;
   /* The free path first: a block a tagged malloc made is freed by it. */
   __atomic_store_n(&sc__free_other_fn, free_tags, __ATOMIC_RELEASE);
-  __atomic_store_n(&sc__alloc_noted_fn,
-                   (f & SC_FEATURES_SAMPLED) ? malloc_tags_sampled : malloc_tags, __ATOMIC_RELEASE);
+  void *(*fn)(size_t, size_t, sc_page_t *) =
+      (f & SC_FEATURES_SAMPLED) ? malloc_tags_sampled : malloc_tags;
+  if (sc__tag_rules_on()) fn = (f & SC_FEATURES_SAMPLED) ? malloc_rules_sampled : malloc_rules;
+  __atomic_store_n(&sc__alloc_noted_fn, fn, __ATOMIC_RELEASE);
 }
 
 void *sc__seam_memalign(size_t n, unsigned c, size_t align) {
@@ -545,6 +568,7 @@ void *sc__seam_memalign(size_t n, unsigned c, size_t align) {
   sc_arena_t *a = sc__arena_get();
   if (sc_unlikely(a == NULL)) return sc__arena_alloc_slow(n, g);
   uint32_t f = sc__features;
+  rules_by_unwinding();
   if ((f & SC_FEATURES_EVERY_MALLOC) != 0) return alloc_with(f, a, n, c, align);
   /* Sampled features alone (guard pages need the alignment): counted down
    * like any malloc. */
@@ -585,6 +609,7 @@ void sc__seam_decide(void) {
   f |= sc__sites_decide();            /* SIZECLASS_SITES* (sites.c) */
   f |= sc__frame_check_decide();      /* SIZECLASS_FRAME_CHECK* (frame_check.c) */
   bool budgets = sc__budget_decide(); /* SIZECLASS_BUDGET: exact statistics and tags */
+  budgets |= sc__tag_rules_decide();  /* SIZECLASS_TAGS: the same */
   if (budgets) f |= SC_FEATURE_EXACT;
   features_set(f);
   if (budgets && !sc__tags_start())

@@ -42,22 +42,8 @@ const char *sc__tag_name(unsigned t) {
 
 unsigned sc__tag_count(void) { return atomic_load_explicit(&tag_count, memory_order_acquire); }
 
-sc_public sc_tag_t sc_tag(const char *name) {
-  sc__init();
-  if (name == NULL || name[0] == 0) {
-    warn_once(&warned_empty, "sc_tag: an empty tag name; its allocations count as untagged");
-    return 0;
-  }
-  size_t len = strnlen(name, SC_TAG_NAME_MAX + 1);
-  if (len > SC_TAG_NAME_MAX) {
-    warn_once(&warned_long, "sc_tag: a tag name longer than 63 bytes is cut to 63");
-    len = SC_TAG_NAME_MAX;
-  }
-  if (!sc__tags_on && !sc__tags_start())
-    warn_once(&warned_off,
-              "sc_tag: tags are not counted: they need exact statistics "
-              "(SIZECLASS_STATS_EXACT=1, SIZECLASS_STATS=..., or SIZECLASS_BUDGET) "
-              "without SIZECLASS_CHECK");
+unsigned sc__tag_register(const char *name) {
+  size_t len = strnlen(name, SC_TAG_NAME_MAX);
   pthread_mutex_lock(&tags_lock);
   unsigned n = atomic_load_explicit(&tag_count, memory_order_relaxed), t;
   for (t = 1; t < n; t++)
@@ -79,6 +65,22 @@ sc_public sc_tag_t sc_tag(const char *name) {
   return t;
 }
 
+sc_public sc_tag_t sc_tag(const char *name) {
+  sc__init();
+  if (name == NULL || name[0] == 0) {
+    warn_once(&warned_empty, "sc_tag: an empty tag name; its allocations count as untagged");
+    return 0;
+  }
+  if (strnlen(name, SC_TAG_NAME_MAX + 1) > SC_TAG_NAME_MAX)
+    warn_once(&warned_long, "sc_tag: a tag name longer than 63 bytes is cut to 63");
+  if (!sc__tags_on && !sc__tags_start())
+    warn_once(&warned_off,
+              "sc_tag: tags are not counted: they need exact statistics "
+              "(SIZECLASS_STATS_EXACT=1, SIZECLASS_STATS=..., or SIZECLASS_BUDGET) "
+              "without SIZECLASS_CHECK");
+  return sc__tag_register(name);
+}
+
 /** Mark row t of arena a used (its owner, or a slow path). */
 static void row_used(sc_arena_t *a, unsigned t) {
   uint64_t *w = &sc__tag_thread_of(a)->used[t / 64];
@@ -98,12 +100,18 @@ static void thread_row_set(void) {
   sc__tag_row = sc__tag_row_of(a, sc__tag_cur);
 }
 
+void sc__tags_set_cur(unsigned t) {
+  sc__tag_cur = (uint8_t)t;
+  thread_row_set();
+}
+
 sc_public sc_tag_t sc_tag_enter(sc_tag_t tag) {
-  sc_tag_t prev = sc__tag_cur;
+  sc_tag_t prev = sc__tag_tls.code;
   if (tag >= sc__tag_count()) {
     warn_once(&warned_unknown, "sc_tag_enter: not a tag from sc_tag(); counted as untagged");
     tag = 0;
   }
+  sc__tag_tls.code = (uint8_t)tag;
   sc__tag_cur = (uint8_t)tag;
   if (sc__tags_on) thread_row_set();
   return prev;
@@ -623,6 +631,10 @@ void sc__tags_sys_alloc(void *p) {
   sc_arena_t *a = sc__arena_get();
   if (a == NULL || a->tag_rows == NULL) return;
   unsigned t = sc__tag_cur;
+  if (sc__tag_rules_on() && !sc__tag_tls.pinned) { /* the caller's rule, else the code's tag */
+    t = sc__tag_rules_caller();
+    if (t == 0) t = sc__tag_tls.code;
+  }
   uint64_t u = sc__sys_usable_size(p);
   sc_tag_row_t *r = sc__tag_row_of(a, t);
   row_used(a, t);
@@ -661,10 +673,12 @@ unsigned sc__tags_realloc_enter(const void *p) {
     sc__tag_cur = (uint8_t)t;
     thread_row_set();
   }
+  sc__tag_tls.pinned = 1;
   return saved;
 }
 
 void sc__tags_realloc_leave(unsigned saved) {
+  sc__tag_tls.pinned = 0;
   if (saved == sc__tag_cur) return;
   sc__tag_cur = (uint8_t)saved;
   thread_row_set();

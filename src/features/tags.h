@@ -80,7 +80,12 @@ extern bool sc__tags_on;
  * the trigger then finds the real one). */
 typedef struct sc_tag_tls_s {
   sc_tag_row_t *row;
-  uint8_t cur;
+  uint8_t cur;    /* the tag allocations carry now */
+  uint8_t code;   /* the tag entered by code (sc_tag_enter) */
+  uint8_t pinned; /* realloc: cur is the block's, rules leave it */
+  /* SIZECLASS_TAGS: the last caller's range and its rule's tag. */
+  uintptr_t rule_lo, rule_len;
+  uint8_t rule_tag;
 } sc_tag_tls_t;
 extern sc_tls sc_tag_tls_t sc__tag_tls; /* one TLS offset for both */
 #define sc__tag_cur (sc__tag_tls.cur)
@@ -111,6 +116,18 @@ void sc__tags_sys_free(void *p);
  * sc__tags_realloc_leave(the returned value). */
 unsigned sc__tags_realloc_enter(const void *p);
 void sc__tags_realloc_leave(unsigned saved);
+/** Register tag `name` (len <= SC_TAG_NAME_MAX); 0 when 255 are taken. */
+unsigned sc__tag_register(const char *name);
+/** The thread's tag is t from now on (its row too). */
+void sc__tags_set_cur(unsigned t);
+/* SIZECLASS_TAGS (tag_rules.c). */
+bool sc__tag_rules_decide(void);
+bool sc__tag_rules_on(void);
+/** The rule's tag of a caller returning to ra outside the thread's cached
+ * range (0: none), caching its range. */
+unsigned sc__tag_rules_resolve(uintptr_t ra);
+/** The rule's tag of the calling allocation, found by unwinding (0: none). */
+unsigned sc__tag_rules_caller(void);
 /** The hooks of the paths other than the tag-aware fast paths (seam.c). */
 void sc__tags_alloc_any(sc_arena_t *a, const sc_page_t *page, void *b, unsigned c, size_t n);
 void sc__tags_free_local(sc_arena_t *a, const sc_page_t *page, uintptr_t p);
@@ -158,6 +175,16 @@ static sc_always_inline void sc__tags_free(sc_arena_t *a, const uint8_t *e, unsi
   sc_tag_row_t *r = sc__tag_row_of(a, e[1]);
   r->x.headroom[c]++;
   r->x.req_freed[c] += *(const uint16_t *)(e + 2);
+}
+
+/** SIZECLASS_TAGS: before a malloc whose caller returns to ra, the
+ * thread's tag becomes its object's rule's (or the tag entered by code). */
+static sc_always_inline void sc__tag_rules_apply(uintptr_t ra) {
+  sc_tag_tls_t *tls = &sc__tag_tls;
+  if (tls->pinned) return;
+  unsigned t = ra - tls->rule_lo < tls->rule_len ? tls->rule_tag : sc__tag_rules_resolve(ra);
+  if (t == 0) t = tls->code;
+  if (sc_unlikely(t != tls->cur)) sc__tags_set_cur(t);
 }
 
 #endif /* SC_TAGS_H */

@@ -237,6 +237,14 @@ const sc_setting_t sc__settings[SC_SETTINGS] = {
                             .instead = "using paced",
                             .doc = "how glibc's heaps give memory back: paced by the library, "
                                    "or glibc's own policy"},
+    [SC_SET_TAGS] = {.name = "SIZECLASS_TAGS",
+                     .kind = SC_KIND_PATH,
+                     .when = SC_WHEN_START,
+                     .def_doc = "none",
+                     .expect = "rules like 'gl=libGL*,*mesa*;audio=libopenal*;game=main'",
+                     .instead = "no rules",
+                     .doc = "tag each allocation by the library (or main: the program) of its "
+                            "caller (docs/tags.md); turns exact statistics and tags on"},
     [SC_SET_BUDGET] = {.name = "SIZECLASS_BUDGET",
                        .kind = SC_KIND_PATH,
                        .when = SC_WHEN_START,
