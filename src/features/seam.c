@@ -517,15 +517,31 @@ static void *malloc_tags_sampled(size_t n, size_t g, sc_page_t *page) {
   return tags_malloc_with(n, g, page, true);
 }
 
+/** malloc with SIZECLASS_TAGS rules, out of line: the caller's range is
+ * not the cached one, its tag is not the thread's, or a realloc pinned it. */
+static sc_noinline void *rules_slow(size_t n, size_t g, sc_page_t *page, uintptr_t ra,
+                                    bool sampled) {
+  sc__tag_rules_apply(ra);
+  return tags_malloc_with(n, g, page, sampled);
+}
+
 /** malloc with SIZECLASS_TAGS rules: the tag of the caller's object first
- * (malloc tail-jumps here: the return address is the program's call). */
+ * (malloc tail-jumps here: the return address is the program's call). The
+ * common case, a caller in the cached range whose tag the thread has, is a
+ * few compares; everything else is a tail call. */
+static sc_always_inline void *rules_malloc_with(size_t n, size_t g, sc_page_t *page, uintptr_t ra,
+                                                bool sampled) {
+  sc_tag_tls_t *tls = &sc__tag_tls;
+  unsigned t = tls->rule_tag ? tls->rule_tag : tls->code;
+  if (sc_unlikely(ra - tls->rule_lo >= tls->rule_len || t != tls->cur || tls->pinned))
+    return rules_slow(n, g, page, ra, sampled);
+  return tags_malloc_with(n, g, page, sampled);
+}
 static void *malloc_rules(size_t n, size_t g, sc_page_t *page) {
-  sc__tag_rules_apply((uintptr_t)__builtin_return_address(0));
-  return tags_malloc_with(n, g, page, false);
+  return rules_malloc_with(n, g, page, (uintptr_t)__builtin_return_address(0), false);
 }
 static void *malloc_rules_sampled(size_t n, size_t g, sc_page_t *page) {
-  sc__tag_rules_apply((uintptr_t)__builtin_return_address(0));
-  return tags_malloc_with(n, g, page, true);
+  return rules_malloc_with(n, g, page, (uintptr_t)__builtin_return_address(0), true);
 }
 
 /** free with tags: the exact tier's, counted in the owner's row of the
