@@ -299,8 +299,26 @@ typedef struct {
   uint64_t all;
 } tag_sum_t;
 
+/** What arena a counted in its exact tier before tags were on: untagged. */
+static void tag_sum_before(const sc_arena_t *a, tag_sum_t *s) {
+  const sc_exact_t *x = &a->exact;
+  for (unsigned c = 0; c < SC_CLASSES; c++) {
+    s->live[c] += (int64_t)load(&x->peak[c]) - loadi(&x->headroom[c]);
+    s->peak[c] += load(&x->peak[c]);
+    uint64_t n = 0;
+    for (unsigned b = 0; b < SC_BUCKETS; b++) {
+      n += load(&x->hist_aligned[c][b]);
+      if (sc__class_of_granule[b] == c) n += load(&x->hist[b]);
+    }
+    s->allocs[c] += n;
+    s->req_live += load(&x->req_total[c]) - load(&x->req_freed[c]) - load(&x->req_remote[c]);
+    s->req_peak += load(&x->req_peak[c]);
+  }
+}
+
 static void tag_sum_arena(sc_arena_t *a, void *ctx) {
   tag_sum_t *s = ctx;
+  if (s->t == 0) tag_sum_before(a, s);
   if (__atomic_load_n(&a->tag_rows, __ATOMIC_ACQUIRE) == NULL || !row_is_used(a, s->t)) return;
   const sc_tag_row_t *r = sc__tag_row_of(a, s->t);
   for (unsigned c = 0; c < SC_CLASSES; c++) {

@@ -97,7 +97,7 @@ static void thread_row(const void *ctx, unsigned r, sc_ev_t *v) {
   unsigned k = 0;
   v[k++] = sc__ev_str(s->name);
   v[k++] = sc__ev(SC_EV_COUNT, (uint64_t)s->tid);
-  v[k++] = sc__ev_str(s->exited ? "yes" : "no");
+  v[k++] = sc__ev(SC_EV_BOOL, s->exited);
   v[k++] = sc__ev(SC_EV_COUNT, s->count);
   v[k++] = sc__ev(SC_EV_COUNT, s->allocs);
   v[k++] = sc__ev(SC_EV_COUNT, s->frees);
@@ -127,7 +127,7 @@ static void budget_row(const void *ctx, unsigned r, sc_ev_t *v) {
   v[1] = sc__ev(SC_EV_BYTES, b->limit);
   v[2] = sc__ev(SC_EV_BYTES, b->live);
   v[3] = sc__ev(SC_EV_BYTES, b->peak);
-  v[4] = sc__ev_str(b->breached ? "yes" : "no");
+  v[4] = sc__ev(SC_EV_BOOL, b->breached);
   v[5] = b->breached ? sc__ev(SC_EV_COUNT, b->first_frame) : sc__ev(SC_EV_NULL, 0);
 }
 
