@@ -14,6 +14,7 @@
 #define SC_SNAPSHOT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/config.h"
@@ -97,6 +98,24 @@ bool sc__timeline_frames(uint64_t *count, uint64_t *kept);
 /** Copy frame i of the `kept` frames of `count` written (0: the oldest
  * kept) into *out: a consistent copy unless a mark keeps overwriting it. */
 void sc__timeline_entry(uint64_t count, uint64_t kept, uint64_t i, sc_frame_entry_t *out);
+
+/* ---- tags, threads and budgets (features/tags.c, features/budget.c) --------------- */
+
+/** True once tags are on (docs/tags.md). */
+bool sc__tags_report_on(void);
+/** sc_stats_tags and sc_stats_threads, optionally without the locks (a
+ * report from a signal handler). */
+size_t sc__tags_fill(struct sc_tag_stats *out, size_t cap, bool unlocked);
+size_t sc__tags_threads_fill(struct sc_thread_stats *out, size_t cap, bool unlocked);
+
+/* One budget, as the report reads it. */
+typedef struct sc_budget_view_s {
+  char what[80];
+  uint64_t limit, live, peak, first_frame;
+  bool breached;
+} sc_budget_view_t;
+/** Fill out[0..cap) with the budgets; their count. */
+size_t sc__budget_list(sc_budget_view_t *out, size_t cap);
 
 #pragma GCC visibility pop
 

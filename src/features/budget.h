@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/internal.h"
+#include "core/snapshot.h" /* sc__budget_list, for the report */
 
 #pragma GCC visibility push(hidden)
 /** True when any budget is set. */
@@ -28,14 +29,6 @@ void sc__budget_check(sc_arena_t *a, unsigned t, unsigned c, size_t n);
 uint64_t sc__budget_of_tag(unsigned t);
 uint64_t sc__budget_of_thread(const char *name);
 
-/* One budget, as the report reads it. */
-typedef struct sc_budget_view_s {
-  char what[80];
-  uint64_t limit, live, peak, first_frame;
-  bool breached;
-} sc_budget_view_t;
-/** Fill out[0..cap) with the budgets; their count. */
-size_t sc__budget_list(sc_budget_view_t *out, size_t cap);
 #pragma GCC visibility pop
 
 #endif /* SC_BUDGET_H */

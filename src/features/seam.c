@@ -279,6 +279,7 @@ void sc__seam_stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES])
 void sc__seam_stats(struct sc_stats *out) { sc__frame_stats(&out->frames); }
 
 void sc__seam_fork(int phase) {
+  if (sc__tags_on) sc__tag_rules_fork(phase);
   if ((sc__features & SC_FEATURE_GUARD) != 0) sc__guard_fork(phase);
   if (sc__check_on()) sc__check_fork(phase);
 }

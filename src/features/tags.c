@@ -361,13 +361,13 @@ uint64_t sc__tags_tag_live(unsigned t) {
   return (b > 0 ? (uint64_t)b : 0) + s.sys_live;
 }
 
-sc_public size_t sc_stats_tags(struct sc_tag_stats *out, size_t cap) {
+size_t sc__tags_fill(struct sc_tag_stats *out, size_t cap, bool unlocked) {
   unsigned n = sc__tag_count();
   if (!sc__tags_on) return 0;
   for (unsigned t = 0; t < n && t < cap; t++) {
     struct sc_tag_stats *o = &out[t];
     tag_sum_t s;
-    tag_sum(t, &s, false);
+    tag_sum(t, &s, unlocked);
     memset(o, 0, sizeof(*o));
     memcpy(o->name, tag_names[t], sizeof(o->name) - 1);
     o->id = t;
@@ -390,6 +390,10 @@ sc_public size_t sc_stats_tags(struct sc_tag_stats *out, size_t cap) {
     o->system_peak_bytes = s.sys_peak;
   }
   return n;
+}
+
+sc_public size_t sc_stats_tags(struct sc_tag_stats *out, size_t cap) {
+  return sc__tags_fill(out, cap, false);
 }
 
 /** The name of thread tid now (/proc/self/task/TID/comm: open and read
@@ -503,9 +507,11 @@ sc_public size_t sc_stats_threads(struct sc_thread_stats *out, size_t cap) {
   return threads_fill(out, cap, false);
 }
 
-size_t sc__tags_threads_unlocked(struct sc_thread_stats *out, size_t cap) {
-  return threads_fill(out, cap, true);
+size_t sc__tags_threads_fill(struct sc_thread_stats *out, size_t cap, bool unlocked) {
+  return threads_fill(out, cap, unlocked);
 }
+
+bool sc__tags_report_on(void) { return sc__tags_on; }
 
 /* ---- the trigger ------------------------------------------------------------------------ */
 

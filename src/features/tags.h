@@ -32,6 +32,7 @@
 
 #include "core/internal.h"
 #include "core/seam.h"
+#include "core/snapshot.h" /* what the report reads of tags */
 #include "core/size_class.h"
 #include "features/exact.h"
 
@@ -126,6 +127,8 @@ bool sc__tag_rules_on(void);
 /** The rule's tag of a caller returning to ra outside the thread's cached
  * range (0: none), caching its range. */
 unsigned sc__tag_rules_resolve(uintptr_t ra);
+/** fork: 0 prepare, 1 parent, 2 child (the rules' table lock). */
+void sc__tag_rules_fork(int phase);
 /** The rule's tag of the calling allocation, found by unwinding (0: none). */
 unsigned sc__tag_rules_caller(void);
 /** The hooks of the paths other than the tag-aware fast paths (seam.c). */
@@ -134,9 +137,6 @@ void sc__tags_free_local(sc_arena_t *a, const sc_page_t *page, uintptr_t p);
 void sc__tags_remote_free(sc_arena_t *me, const sc_page_t *page, uintptr_t p);
 void sc__tags_drained(sc_arena_t *a, const sc_page_t *page, uintptr_t p);
 void sc__tags_resize(sc_arena_t *a, uintptr_t p, size_t n);
-/** sc_stats_threads without the locks (the report from a signal). */
-struct sc_thread_stats;
-size_t sc__tags_threads_unlocked(struct sc_thread_stats *out, size_t cap);
 /** The name of tag t ("untagged" for 0), NULL when none. */
 const char *sc__tag_name(unsigned t);
 /** Tags registered (the highest id + 1). */

@@ -4,11 +4,12 @@
  * while tags are off). Reads features/tags.c's figures into static
  * buffers (a report never allocates; reports are not written twice at
  * once). */
-#include "features/budget.h"
-#include "features/tags.h"
+#include "core/snapshot.h"
 #include "report/emit.h"
 #include "report/report_tags.h"
 #include "sizeclass.h"
+
+#define SC_TAGS 256 /* tags.h */
 
 static struct sc_tag_stats tags[SC_TAGS];
 static struct sc_thread_stats threads[256];
@@ -144,19 +145,18 @@ static void sort_desc(unsigned n, const uint64_t *key) {
 
 void sc__report_tags(sc_emitter_t *e, bool unlocked) {
   static uint64_t key[SC_TAGS > 256 ? SC_TAGS : 256];
-  if (!sc__tags_on) {
+  if (!sc__tags_report_on()) {
     sc__em_kv(e, "tags", NULL, sc__ev(SC_EV_NULL, 0));
     sc__em_kv(e, "threads", NULL, sc__ev(SC_EV_NULL, 0));
     sc__em_kv(e, "budgets", NULL, sc__ev(SC_EV_NULL, 0));
     return;
   }
-  (void)unlocked;
-  size_t n = sc_stats_tags(tags, SC_TAGS);
+  size_t n = sc__tags_fill(tags, SC_TAGS, unlocked);
   if (n > SC_TAGS) n = SC_TAGS;
   for (unsigned i = 0; i < n; i++) key[i] = tags[i].live_block_bytes + tags[i].system_live_bytes;
   sort_desc((unsigned)n, key);
   sc__em_table(e, &tag_table, (unsigned)n, tag_row, NULL);
-  size_t m = sc__tags_threads_unlocked(threads, 256);
+  size_t m = sc__tags_threads_fill(threads, 256, unlocked);
   if (m > 256) m = 256;
   for (unsigned i = 0; i < m; i++)
     key[i] = threads[i].live_block_bytes + threads[i].system_live_bytes;
