@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cr_util.h"
 #include "proc_run.h"
 
 static pr_result_t run(const char *prog, const char *const *args, const char *const *env) {
@@ -185,4 +186,31 @@ Test(tags, rules_tag_by_the_callers_library) {
   cr_expect_eq(count_of(r.err, "\"=x\""), 1, "%s", r.err);
   cr_expect_eq(count_of(r.err, "\"noeq\""), 1, "%s", r.err);
   free(r.out);
+}
+
+/* sizeclass-report diff checks a tag's figure: tag[NAME].METRIC OP VALUE. */
+Test(tags, report_diff_fails_on_a_tag_figure) {
+  cr_at_source_root("scripts/sizeclass-report");
+  char path[] = "/tmp/sc_tagd_XXXXXX.json";
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0);
+  close(fd);
+  char stats[600];
+  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", path);
+  const char *env[] = {stats, "SIZECLASS_STATS_FORMAT=json", NULL};
+  pr_result_t r = run("tags_exact", NULL, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  free(r.out);
+  char cmd[1200];
+  snprintf(cmd, sizeof(cmd),
+           "scripts/sizeclass-report diff '%s' '%s' --fail-if 'tag[audio].peak_block_bytes>+5%%' "
+           ">/dev/null 2>&1",
+           path, path);
+  cr_expect_eq(system(cmd), 0, "an unchanged tag must pass");
+  snprintf(cmd, sizeof(cmd),
+           "scripts/sizeclass-report diff '%s' '%s' --fail-if 'tag[audio].live_blocks>10' "
+           ">/dev/null 2>&1",
+           path, path);
+  cr_expect_neq(system(cmd), 0, "400 live audio blocks are over 10");
+  unlink(path);
 }
