@@ -533,8 +533,8 @@ static sc_noinline void *rules_slow(size_t n, size_t g, sc_page_t *page, uintptr
 static sc_always_inline void *rules_malloc_with(size_t n, size_t g, sc_page_t *page, uintptr_t ra,
                                                 bool sampled) {
   sc_tag_tls_t *tls = &sc__tag_tls;
-  unsigned t = tls->rule_tag ? tls->rule_tag : tls->code;
-  if (sc_unlikely(ra - tls->rule_lo >= tls->rule_len || t != tls->cur || tls->pinned))
+  /* A pinned thread (realloc) and sc_tag_enter drop the cache (rule_len 0). */
+  if (sc_unlikely(ra - tls->rule_lo >= tls->rule_len || tls->rule_tag != tls->cur))
     return rules_slow(n, g, page, ra, sampled);
   return tags_malloc_with(n, g, page, sampled);
 }

@@ -156,16 +156,17 @@ static const range_t *find(uintptr_t pc) {
 }
 
 unsigned sc__tag_rules_resolve(uintptr_t ra) {
-  if (resolving) return 0; /* the unwinder's own allocation */
+  if (resolving) return sc__tag_tls.code; /* the unwinder's own allocation */
   resolving = true;
   unsigned tag = 0;
   const range_t *r = find(ra);
   if (r != NULL && !r->skip) {
     sc_tag_tls_t *tls = &sc__tag_tls;
+    tag = r->tag;
     tls->rule_lo = r->lo;
     tls->rule_len = r->hi - r->lo;
-    tls->rule_tag = r->tag;
-    tag = r->tag;
+    tls->rule_code = tag == 0;
+    tls->rule_tag = (uint8_t)(tag != 0 ? tag : tls->code);
   } else {
     uintptr_t pcs[16];
     unsigned n = sc__unwind(pcs, 16);
@@ -177,7 +178,7 @@ unsigned sc__tag_rules_resolve(uintptr_t ra) {
     }
   }
   resolving = false;
-  return tag;
+  return tag != 0 ? tag : sc__tag_tls.code;
 }
 
 unsigned sc__tag_rules_caller(void) {

@@ -113,6 +113,7 @@ sc_public sc_tag_t sc_tag_enter(sc_tag_t tag) {
   }
   sc__tag_tls.code = (uint8_t)tag;
   sc__tag_cur = (uint8_t)tag;
+  if (sc__tag_tls.rule_code) sc__tag_tls.rule_len = 0; /* its tag was the code's */
   if (sc__tags_on) thread_row_set();
   return prev;
 }
@@ -534,11 +535,15 @@ void sc__tags_row_check(sc_arena_t *a, sc_tag_row_t *r, unsigned c, size_t n) {
     r->x.headroom[d] = mark - live;
     if (live > 0) bytes += live * (int64_t)sc__class_size(d);
   }
-  if ((uint64_t)bytes > r->peak_block_bytes) r->peak_block_bytes = (uint64_t)bytes;
-  sc_tag_thread_t *tt = sc__tag_thread_of(a);
-  uint64_t mine, sys;
-  arena_live(a, &mine, &sys);
-  if (mine > tt->peak_block_bytes) tt->peak_block_bytes = mine;
+  if ((uint64_t)bytes > r->peak_block_bytes) {
+    r->peak_block_bytes = (uint64_t)bytes;
+    /* The thread's peak is looked at when one of its rows peaks (so with
+     * several tags at once it may miss some: docs/tags.md). */
+    sc_tag_thread_t *tt = sc__tag_thread_of(a);
+    uint64_t mine, sys;
+    arena_live(a, &mine, &sys);
+    if (mine > tt->peak_block_bytes) tt->peak_block_bytes = mine;
+  }
   unsigned t = (unsigned)(((uintptr_t)r - (uintptr_t)a->tag_rows) >> SC_TAG_ROW_SHIFT);
   if (sc__budgets_any()) sc__budget_check(a, t, c, n);
 }
@@ -698,6 +703,7 @@ unsigned sc__tags_realloc_enter(const void *p) {
     thread_row_set();
   }
   sc__tag_tls.pinned = 1;
+  sc__tag_tls.rule_len = 0; /* the rules' fast path must not take over */
   return saved;
 }
 

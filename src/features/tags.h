@@ -85,8 +85,9 @@ typedef struct sc_tag_tls_s {
   uint8_t code;   /* the tag entered by code (sc_tag_enter) */
   uint8_t pinned; /* realloc: cur is the block's, rules leave it */
   /* SIZECLASS_TAGS: the last caller's range and its rule's tag. */
-  uintptr_t rule_lo, rule_len;
-  uint8_t rule_tag;
+  uintptr_t rule_lo, rule_len; /* rule_len 0: nothing cached */
+  uint8_t rule_tag;            /* the tag its allocations take (the rule's, or code's) */
+  uint8_t rule_code;           /* rule_tag is the code's: sc_tag_enter drops the cache */
 } sc_tag_tls_t;
 extern sc_tls sc_tag_tls_t sc__tag_tls; /* one TLS offset for both */
 #define sc__tag_cur (sc__tag_tls.cur)
@@ -124,8 +125,9 @@ void sc__tags_set_cur(unsigned t);
 /* SIZECLASS_TAGS (tag_rules.c). */
 bool sc__tag_rules_decide(void);
 bool sc__tag_rules_on(void);
-/** The rule's tag of a caller returning to ra outside the thread's cached
- * range (0: none), caching its range. */
+/** The tag of an allocation whose caller returns to ra outside the
+ * thread's cached range: its object's rule's, else the tag entered by code;
+ * caches the range (unless the caller is walked past). */
 unsigned sc__tag_rules_resolve(uintptr_t ra);
 /** fork: 0 prepare, 1 parent, 2 child (the rules' table lock). */
 void sc__tag_rules_fork(int phase);
@@ -183,7 +185,6 @@ static sc_always_inline void sc__tag_rules_apply(uintptr_t ra) {
   sc_tag_tls_t *tls = &sc__tag_tls;
   if (tls->pinned) return;
   unsigned t = ra - tls->rule_lo < tls->rule_len ? tls->rule_tag : sc__tag_rules_resolve(ra);
-  if (t == 0) t = tls->code;
   if (sc_unlikely(t != tls->cur)) sc__tags_set_cur(t);
 }
 
