@@ -136,12 +136,14 @@ Test(tags, odd_names_warn_and_are_escaped) {
   cr_expect_eq(r.exit_code, 0, "%s", r.err);
   cr_expect_eq(count_of(r.err, "empty tag name"), 1, "%s", r.err);
   cr_expect_eq(count_of(r.err, "longer than 63"), 1, "%s", r.err);
+  cr_expect_eq(count_of(r.err, "255 tags are registered already"), 1, "%s", r.err);
+  cr_expect_str_eq(r.out, "done\n");
   free(r.out);
   char cmd[800];
   snprintf(cmd, sizeof(cmd),
            "python3 -c 'import json,sys; d=json.load(open(\"%s\")); n={t[\"name\"] for t in "
            "d[\"tags\"]}; sys.exit(0 if {\"q\\\"uote\",\"new\\nline\",\"<b>html</b>&amp;\"}<=n "
-           "and \"x\"*63 in n else 1)'",
+           "and \"x\"*63 in n and len(d[\"tags\"])==256 else 1)'",
            path);
   cr_expect_eq(system(cmd), 0, "names not escaped in the JSON");
   unlink(path);
@@ -213,4 +215,20 @@ Test(tags, report_diff_fails_on_a_tag_figure) {
            path, path);
   cr_expect_neq(system(cmd), 0, "400 live audio blocks are over 10");
   unlink(path);
+}
+
+/* sc_budget_set at run time: a thread's and a class's budget, each breach
+ * one line; unknown budgets are refused. */
+Test(tags, budgets_set_at_run_time) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  const char *args[] = {"set", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  cr_expect_str_eq(r.out, "done\n", "%s", r.err);
+  /* The first line, then one more at each doubling of the excess. */
+  cr_expect(count_of(r.err, "budget thread:budgeter 256.0 KiB exceeded: ") >= 1, "%s", r.err);
+  /* Caught within one 64 KiB page of the class: at 384.x KiB. */
+  cr_expect(count_of(r.err, "budget class:256 384.0 KiB exceeded: 384.") == 1, "%s", r.err);
+  cr_expect(count_of(r.err, "budget thread:budgeter") <= 6, "%s", r.err);
+  free(r.out);
 }

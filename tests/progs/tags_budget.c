@@ -4,6 +4,7 @@
  * time, printing "at N" to stdout before each (so a test sees where an
  * abort stopped it), and never freeing; print "done" at the end.
  * argv[1]: how many blocks (default 8192: 2 MiB). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,15 @@ static int names(void) {
     sc_tag_t prev = sc_tag_enter(sc_tag(list[i]));
     keep[i] = malloc(32);
     sc_tag_leave(prev);
+  }
+  /* 300 more names: the 256th and later count as untagged, one warning. */
+  for (int i = 0; i < 300; i++) {
+    char name[16];
+    snprintf(name, sizeof(name), "many%d", i);
+    if (sc_tag(name) == 0 && i < 200) {
+      printf("tag %d refused\n", i);
+      return 1;
+    }
   }
   printf("done\n");
   return 0;
@@ -72,7 +82,22 @@ static int scope(void) {
   return !found;
 }
 
+/** argv[1] "set": budgets set at run time (sc_budget_set) on this thread
+ * and on a class; allocates 2048 untagged blocks of 256 B (512 KiB). */
+static int set(void) {
+  pthread_setname_np(pthread_self(), "budgeter");
+  if (!sc_budget_set("thread:budgeter", 256 << 10) || !sc_budget_set("class:256", 384 << 10) ||
+      sc_budget_set("class:48", 1) || sc_budget_set("nothing", 1)) {
+    printf("sc_budget_set answered wrong\n");
+    return 1;
+  }
+  for (int i = 0; i < 2048; i++) keep[i] = malloc(256);
+  printf("done\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "set") == 0) return set();
   if (argc > 1 && argv[1][0] == 's') return scope();
   if (argc > 1 && argv[1][0] == 'p') return pools();
   if (argc > 1 && argv[1][0] == 'n') return names();
