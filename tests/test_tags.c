@@ -146,6 +146,17 @@ Test(tags, odd_names_warn_and_are_escaped) {
            "and \"x\"*63 in n and len(d[\"tags\"])==256 else 1)'",
            path);
   cr_expect_eq(system(cmd), 0, "names not escaped in the JSON");
+  /* The page escapes them too, and shows the tags' table. */
+  cr_at_source_root("scripts/sizeclass-report");
+  snprintf(cmd, sizeof(cmd),
+           "scripts/sizeclass-report html '%s' -o '%s.html' && grep -q 'id=\"tags\"' '%s.html' "
+           "&& grep -q '&lt;b&gt;html&lt;/b&gt;&amp;amp;' '%s.html' && ! grep -q '<b>html' "
+           "'%s.html'",
+           path, path, path, path, path);
+  cr_expect_eq(system(cmd), 0, "the page's tags table is missing or not escaped");
+  char page[600];
+  snprintf(page, sizeof(page), "%s.html", path);
+  unlink(page);
   unlink(path);
 }
 
