@@ -13,6 +13,7 @@
  * calling malloc/free: the cost of the harness alone, which bench-instr
  * subtracts. Reports ns per malloc+free pair (all classes together), and
  * per class on "class" lines. */
+#include <dlfcn.h>
 #include <stdbool.h>
 
 #include "bench.h"
@@ -81,6 +82,14 @@ int main(int argc, char **argv) {
   m.pairs = (uint64_t)bench_opt(argc, argv, "--pairs", 1000000);
   m.none = strcmp(bench_opt_str(argc, argv, "--alloc", "libc"), "none") == 0;
   if (m.ws < 1) m.ws = 1;
+  /* --tag NAME: enter a tag (libsizeclass's sc_tag, looked up at run time
+   * so that micro still runs under other allocators). */
+  const char *tag = bench_opt_str(argc, argv, "--tag", "");
+  if (tag[0] != 0) {
+    unsigned (*tag_fn)(const char *) = (unsigned (*)(const char *))dlsym(RTLD_DEFAULT, "sc_tag");
+    unsigned (*enter_fn)(unsigned) = (unsigned (*)(unsigned))dlsym(RTLD_DEFAULT, "sc_tag_enter");
+    if (tag_fn != NULL && enter_fn != NULL) enter_fn(tag_fn(tag));
+  }
   m.blocks = bench_nonnull(calloc(m.ws, sizeof(void *)), m.ws * sizeof(void *));
   m.perm = bench_nonnull(calloc(m.ws, sizeof(uint32_t)), m.ws * sizeof(uint32_t));
   if (m.none) m.pool = bench_nonnull(malloc(m.ws * 1024), m.ws * 1024);

@@ -194,6 +194,66 @@ bool sc_option_set(const char *name, const char *value);
  * bytes; its control characters print as '?'. Never allocates; false with
  * errno EINVAL for a NULL or empty name (docs/live.md). */
 bool sc_snapshot(const char *name);
+
+/* ---- tags, threads and budgets (docs/tags.md) ---------------------------------- */
+
+/* A tag names a subsystem; a thread that entered it counts every block it
+ * allocates under it, until the block is freed (by whichever thread).
+ * 0 is untagged; 255 tags at most (the 256th name gets one warning and
+ * counts as untagged). Tags are counted with exact statistics on
+ * (SIZECLASS_STATS_EXACT=1, a report, or SIZECLASS_BUDGET); without them
+ * sc_tag still returns an id and warns once that nothing is counted. */
+typedef unsigned sc_tag_t;
+sc_tag_t sc_tag(const char *name);   /* register or look up; thread-safe */
+sc_tag_t sc_tag_enter(sc_tag_t tag); /* returns the tag entered before */
+void sc_tag_leave(sc_tag_t previous);
+
+#if defined(__GNUC__) && !defined(__cplusplus)
+__attribute__((unused)) static inline void sc__tag_scope_end(sc_tag_t *prev) {
+  sc_tag_leave(*prev);
+}
+#define SC__TAG_CAT2(a, b) a##b
+#define SC__TAG_CAT(a, b) SC__TAG_CAT2(a, b)
+/* Enter tag `name` until the end of the enclosing block. */
+#define SC_TAG_SCOPE(name)                                                                    \
+  sc_tag_t SC__TAG_CAT(sc__tag_prev_, __LINE__) __attribute__((cleanup(sc__tag_scope_end))) = \
+      sc_tag_enter(sc_tag(name))
+#endif
+
+/* One tag's figures (sc_stats_tags). Peaks are each thread's own peak
+ * (its arena's owner view), summed over threads: an upper bound. */
+struct sc_tag_class_stats {
+  uint64_t size, live_blocks, peak_live_blocks, allocs;
+};
+struct sc_tag_stats {
+  char name[64];
+  uint64_t id;
+  uint64_t budget; /* bytes; 0: none */
+  uint64_t allocs, frees, live_blocks;
+  uint64_t live_requested_bytes, peak_requested_bytes;
+  uint64_t live_block_bytes, peak_block_bytes;
+  uint64_t system_live_bytes, system_peak_bytes; /* requests > 1024 B */
+  struct sc_tag_class_stats classes[SC_NUM_CLASSES];
+};
+/* One thread's figures (sc_stats_threads); exited threads of one name
+ * are one row (count). allocs: blocks it made (class and system);
+ * frees: of those, freed (by any thread). */
+struct sc_thread_stats {
+  char name[16];
+  int64_t tid;
+  bool exited;
+  uint64_t count, allocs, frees;
+  uint64_t live_block_bytes, peak_block_bytes, system_live_bytes;
+  uint64_t budget; /* bytes; 0: none */
+};
+/* Fill out[0..cap) without allocating; returns how many rows there are
+ * (more than cap: call again with more room). 0 while tags are off. */
+size_t sc_stats_tags(struct sc_tag_stats *out, size_t cap);
+size_t sc_stats_threads(struct sc_thread_stats *out, size_t cap);
+/* Set a budget at run time: "total", "tag:NAME", "class:64",
+ * "thread:NAME"; bytes of live blocks (0 removes it). False when `what`
+ * names nothing or budgets cannot be checked (exact statistics off). */
+bool sc_budget_set(const char *what, uint64_t bytes);
 /** Write the statistics report to fd as text or JSON (docs/stats.md);
  * never allocates, safe while other threads run. */
 void sc_stats_print(int fd, enum sc_stats_format format);

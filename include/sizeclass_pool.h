@@ -91,6 +91,10 @@ typedef struct sc_pool sc_pool;
  * on stderr) for a zero size, a zero capacity or max_capacity < capacity
  * under grow-to-cap, or NULL when out of memory. */
 sc_pool *sc_pool_create(size_t object_size, const struct sc_pool_config *config);
+/** Count the pool's objects created from now on under tag `tag` (an
+ * sc_tag_t of <sizeclass.h>; 0: none). A pool created while a tag is
+ * entered takes that one. */
+void sc_pool_set_tag(sc_pool *pool, unsigned tag);
 /** An object, reset; NULL when the policy refuses or memory runs out (both
  * counted in `rejected`). */
 void *sc_pool_acquire(sc_pool *pool);

@@ -30,7 +30,7 @@ MANDIR       ?= $(PREFIX)/share/man
 VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
 VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
 
-INSTALL_HEADERS := $(wildcard include/*.h)
+INSTALL_HEADERS := $(wildcard include/*.h include/*.hpp)
 INSTALL_SO      := libsizeclass.so.$(VERSION)
 CMAKE_FILES     := sizeclass-config.cmake sizeclass-config-version.cmake sizeclass-targets.cmake
 # Man pages: man/NAME.SECTION; each alias NAME.SECTION:TARGET is a link to its page.
@@ -44,7 +44,9 @@ MAN_ALIASES     := sc_free.3:sc_malloc.3 sc_calloc.3:sc_malloc.3 sc_realloc.3:sc
                    sc_pool_acquire.3:sc_pool_create.3 sc_pool_release.3:sc_pool_create.3 \
                    sc_pool_reset.3:sc_pool_create.3 sc_pool_stats.3:sc_pool_create.3 \
                    sc_pool_hit_rate_permille.3:sc_pool_create.3 \
-                   sc_pool_destroy.3:sc_pool_create.3
+                   sc_pool_destroy.3:sc_pool_create.3 sc_pool_set_tag.3:sc_pool_create.3 \
+                   sc_tag_enter.3:sc_tag.3 sc_tag_leave.3:sc_tag.3 sc_stats_tags.3:sc_tag.3 \
+                   sc_stats_threads.3:sc_tag.3 sc_budget_set.3:sc_tag.3
 man_path = $(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(1)))/$(1)
 MAN_FILES       := $(foreach m,$(notdir $(MAN_PAGES)) $(foreach a,$(MAN_ALIASES),$(word 1,$(subst :, ,$(a)))),$(call man_path,$(m)))
 

@@ -41,11 +41,17 @@ lib_path() { ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n { print $NF; exit 
 EXACT="libsizeclass+stats"
 SITES="libsizeclass+stats+sites"
 GUARD="libsizeclass+guard"
+# The exact tier with a tag entered by code (micro --tag, docs/tags.md).
+TAGGED="libsizeclass+stats+tag"
+# SIZECLASS_TAGS rules on a program calling malloc straight from its code.
+RULES="libsizeclass+tag-rules"
 ALLOCS=("glibc||" "jemalloc|$(lib_path libjemalloc.so.2)|" "mimalloc|$(lib_path libmimalloc.so.2)|"
   "tcmalloc|$(lib_path libtcmalloc_minimal.so.4)|" "libsizeclass|$SC_SO|"
   "$EXACT|$SC_SO|SIZECLASS_STATS=/dev/null"
   "$SITES|$SC_SO|SIZECLASS_STATS=/dev/null SIZECLASS_SITES=on"
-  "$GUARD|$SC_SO|SIZECLASS_GUARD=on")
+  "$GUARD|$SC_SO|SIZECLASS_GUARD=on"
+  "$TAGGED|$SC_SO|SIZECLASS_STATS=/dev/null MICRO_TAG=1"
+  "$RULES|$SC_SO|SIZECLASS_TAGS=game=main")
 # The SC_HARDEN=0 build too, when `make bench-noharden` made it.
 NOHARDEN=$(realpath "${SC_NOHARDEN_SO:-$BUILD/noharden/libsizeclass.so}" 2>/dev/null || true)
 [ -n "$NOHARDEN" ] && [ -f "$NOHARDEN" ] && ALLOCS+=("libsizeclass SC_HARDEN=0|$NOHARDEN|")
@@ -65,8 +71,10 @@ instr() {
   [ -n "$preload" ] && envs+=("LD_PRELOAD=$preload")
   read -ra more <<<"$extra"
   envs+=("${more[@]}")
+  local tagarg=()
+  [[ " $extra " == *" MICRO_TAG=1 "* ]] && tagarg=(--tag bench)
   if ! env "${envs[@]}" valgrind --tool=callgrind --callgrind-out-file="$outfile" \
-    "$MICRO" "$@" >"$TMP/out" 2>"$TMP/err"; then
+    "$MICRO" "$@" "${tagarg[@]}" >"$TMP/out" 2>"$TMP/err"; then
     echo "bench-instr.sh: micro $* failed under ${preload:-glibc}:" >&2
     tail -n 5 "$TMP/err" >&2
     return 1
@@ -166,6 +174,42 @@ mkdir -p "$OUT"
       else
         echo "- exact tier <= 1.3x the default, $wl: **missed** ($exact vs $ours: ${r}x)"
       fi
+    fi
+  done
+  echo
+  echo "Targets (issue 27), net instructions per pair: the exact tier with a tag entered by"
+  echo "code (micro --tag) within 1.35x the default tier:"
+  for w in "${WORKLOADS[@]}"; do
+    wl=${w%%|*}
+    ours=${NET[libsizeclass,$wl]:-}
+    tagged=${NET[$TAGGED,$wl]:-}
+    if [ -z "$ours" ] || [ -z "$tagged" ]; then
+      echo "- tagged exact tier <= 1.35x the default, $wl: not measured"
+      continue
+    fi
+    r=$(awk -v a="$tagged" -v b="$ours" 'BEGIN { printf "%.3f", a / b }')
+    if awk -v r="$r" 'BEGIN { exit !(r <= 1.35) }'; then
+      echo "- tagged exact tier <= 1.35x the default, $wl: holds ($tagged vs $ours: ${r}x)"
+    else
+      echo "- tagged exact tier <= 1.35x the default, $wl: **missed** ($tagged vs $ours: ${r}x)"
+    fi
+  done
+  echo
+  echo "Targets (issue 27): SIZECLASS_TAGS rules (game=main) on micro, which calls malloc"
+  echo "straight from its code, within 1.6x the default tier:"
+  for w in "${WORKLOADS[@]}"; do
+    wl=${w%%|*}
+    ours=${NET[libsizeclass,$wl]:-}
+    rules=${NET[$RULES,$wl]:-}
+    if [ -z "$ours" ] || [ -z "$rules" ]; then
+      echo "- rules <= 1.6x the default, $wl: not measured"
+      continue
+    fi
+    r=$(awk -v a="$rules" -v b="$ours" 'BEGIN { printf "%.3f", a / b }')
+    if awk -v r="$r" 'BEGIN { exit !(r <= 1.6) }'; then
+      echo "- rules <= 1.6x the default, $wl: holds ($rules vs $ours: ${r}x)"
+    else
+      echo "- rules <= 1.6x the default, $wl: **missed** ($rules vs $ours: ${r}x)"
     fi
   done
   echo

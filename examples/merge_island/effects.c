@@ -19,7 +19,9 @@ int effects_init(world_t *w) {
                                .policy = SC_POOL_GROW_TO_CAP,
                                .max_free = POOL_MAX_FREE,
                                .collect_per_step = POOL_STEP};
+  sc_tag_t prev = game_tag_enter(TAG_PARTICLES); /* the pool counts its objects under it */
   w->particles = sc_pool_create(sizeof(particle_t), &cfg);
+  game_tag_leave(prev);
   w->active = malloc(POOL_MAX * sizeof(*w->active));
   return w->particles != NULL && w->active != NULL ? 0 : -1;
 }
@@ -55,8 +57,10 @@ static void burst(world_t *w, int col, int row, int n, int color) {
 /** A floating text at (col, row); its string is allocated to fit. */
 static void float_text(world_t *w, int col, int row, const char *msg) {
   size_t len = strlen(msg);
+  sc_tag_t prev = game_tag_enter(TAG_TEXTS);
   text_t *t = malloc(sizeof(*t));
   if (t == NULL || (t->msg = malloc(len + 1)) == NULL) abort();
+  game_tag_leave(prev);
   memcpy(t->msg, msg, len + 1);
   t->x = cell_x(col) / 16;
   t->y = cell_y(row) / 16;
@@ -68,7 +72,9 @@ static void float_text(world_t *w, int col, int row, const char *msg) {
 
 /** A coin (kind 0) or gem (kind 1) falling from (col, row). */
 static void drop(world_t *w, int col, int row, int kind, int value) {
+  sc_tag_t prev = game_tag_enter(TAG_DROPS);
   drop_t *d = malloc(sizeof(*d));
+  game_tag_leave(prev);
   if (d == NULL) abort();
   d->kind = kind;
   d->x = cell_x(col) / 16 + rng_below(&w->rng, 33) - 16;

@@ -130,4 +130,20 @@ void world_event(world_t *w, event_t ev);
 /** Mix a value into the running checksum (FNV-1a, 64-bit). */
 void world_mix(world_t *w, uint64_t v);
 
+/* Tags (docs/tags.md): the subsystems' memory in the report's tags table.
+ * Weak references: without libsizeclass the game runs untagged. */
+#include "sizeclass.h"
+#pragma weak sc_tag
+#pragma weak sc_tag_enter
+#pragma weak sc_tag_leave
+enum { TAG_BOARD, TAG_EVENTS, TAG_PARTICLES, TAG_TEXTS, TAG_DROPS, TAG_COUNT };
+extern sc_tag_t game_tags[TAG_COUNT];
+/** Enter subsystem tag i; returns the tag to leave back to. */
+static inline sc_tag_t game_tag_enter(int i) {
+  return sc_tag_enter != 0 ? sc_tag_enter(game_tags[i]) : 0;
+}
+static inline void game_tag_leave(sc_tag_t prev) {
+  if (sc_tag_leave != 0) sc_tag_leave(prev);
+}
+
 #endif /* MERGE_ISLAND_GAME_H */

@@ -8,6 +8,7 @@
  * glibc, or under LD_PRELOAD=build/libsizeclass.so SIZECLASS_STATS=1 to see
  * the per-class and per-frame report (`make run`). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,10 +16,14 @@
 #include "game.h"
 #include "sizeclass.h"
 
+sc_tag_t game_tags[TAG_COUNT];
+
 void world_event(world_t *w, event_t ev) {
   if (w->n_events == w->cap_events) {
     size_t cap = w->cap_events ? w->cap_events * 2 : 2;
+    sc_tag_t prev = game_tag_enter(TAG_EVENTS);
     event_t *grown = realloc(w->events, cap * sizeof(*grown));
+    game_tag_leave(prev);
     if (grown == NULL) abort();
     w->events = grown;
     w->cap_events = cap;
@@ -67,8 +72,10 @@ static void level_load(void) {
 
 /** One frame of the game. */
 static void frame(world_t *w) {
+  sc_tag_t prev = game_tag_enter(TAG_BOARD);
   if (w->frame % SPAWN_EVERY == 0) board_spawn(w);
   if (w->frame % DRAG_EVERY == 1 && w->tiles > CROWDED) board_drag(w);
+  game_tag_leave(prev);
   effects_react(w);
   free(w->events); /* the event queue lives for one frame */
   w->events = NULL;
@@ -109,6 +116,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s [frames [seed]]\n", argv[0]);
     return 2;
   }
+  static const char *const tag_names[TAG_COUNT] = {"board", "events", "particles", "texts",
+                                                   "drops"};
+  if (sc_tag != 0)
+    for (int i = 0; i < TAG_COUNT; i++) game_tags[i] = sc_tag(tag_names[i]);
+  pthread_setname_np(pthread_self(), "game-loop");
   static world_t w; /* zeroed */
   w.rng.s = seed * 0x9E3779B97F4A7C15ull + 1;
   w.checksum = 1469598103934665603ull;

@@ -69,10 +69,18 @@ void *sc__realloc(void *p, size_t n) {
   } else {
     void *q;
     if (sc_unlikely(sc__features != 0) && sc__seam_realloc_foreign(p, n, &q)) return q;
-    if (n > SC_SMALL_MAX) return sc__sys_realloc(p, n);
+    if (n > SC_SMALL_MAX) {
+      if (sc_likely(sc__features == 0)) return sc__sys_realloc(p, n);
+      unsigned saved = sc__seam_realloc_enter(p); /* the new block keeps p's tag */
+      q = sc__sys_realloc(p, n);
+      sc__seam_realloc_leave(saved);
+      return q;
+    }
     old_size = sc__sys_usable_size(p);
   }
+  unsigned saved = sc__features != 0 ? sc__seam_realloc_enter(p) : 0;
   void *q = sc__malloc_inline(n);
+  if (sc__features != 0) sc__seam_realloc_leave(saved);
   if (q == NULL) return NULL; /* the old block stays valid */
   memcpy(q, p, old_size < n ? old_size : n);
   sc__free_inline(p);

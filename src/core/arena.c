@@ -447,6 +447,7 @@ static void arena_abandon(void *arg) {
   sc_arena_t *a = arg;
   if (sc__thread.arena != a) return; /* stale value: a is not this thread's */
   sc_validate_arena(a, true);        /* every page, before it is handed on */
+  if (sc__features != 0) sc__seam_thread_exit(a);
   thread_bind(NULL);
   a->thread = NULL;
   a->bound = 0;
@@ -530,8 +531,14 @@ sc_arena_t *sc__arena_get(void) {
   /* 1. Adopt an arena whose thread exited, with all its pages and blocks. */
   pthread_mutex_lock(&arenas_lock);
   a = arenas_abandoned;
+  sc_arena_t **link = &arenas_abandoned;
+  /* A feature may keep an arena for its exited thread a while (tags). */
+  while (a != NULL && sc__features != 0 && !sc__seam_adoptable(a)) {
+    link = &a->next_abandoned;
+    a = a->next_abandoned;
+  }
   if (a != NULL) {
-    arenas_abandoned = a->next_abandoned;
+    *link = a->next_abandoned;
     a->adopted_count++;
     arenas_adopted++;
     a->owned = 1;

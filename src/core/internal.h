@@ -276,6 +276,10 @@ struct sc_arena_s {
   uint8_t bound; /* 1 while its thread uses it (until its exit begins) */
   int adopted_count;
   sc_exact_t exact; /* exact statistics (exact.h) */
+  /* Tags (features/tags.h): this arena's rows of per-tag exact counters,
+   * one per tag, 2^SC_TAG_ROW_SHIFT bytes each, and its thread's record
+   * after them; NULL until tags are on (mapped once, never unmapped). */
+  struct sc_tag_row_s *tag_rows;
 };
 
 /* ---- init.c ---------------------------------------------------------- */

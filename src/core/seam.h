@@ -109,6 +109,15 @@ void sc__seam_sys_live(sc_arena_t *a, int64_t delta);
  * that may hold freed blocks is on (SC_FEATURES_HOLD_FREED): true when it
  * holds p, which makes the call a realloc of a freed block. */
 bool sc__seam_realloc_freed(const void *p);
+/** The thread of arena a is exiting (its arena is handed on next). */
+void sc__seam_thread_exit(sc_arena_t *a);
+/** May abandoned arena a be adopted by a new thread (the arena lock is
+ * held)? Tags count per thread: not while blocks of its thread are live. */
+bool sc__seam_adoptable(sc_arena_t *a);
+/** realloc moves block p: the features' state of the calling thread that
+ * the new block must carry (its tag) is p's until _leave(the value). */
+unsigned sc__seam_realloc_enter(const void *p);
+void sc__seam_realloc_leave(unsigned saved);
 /** fork handlers of the features: 0 prepare, 1 parent, 2 child. */
 void sc__seam_fork(int phase);
 

@@ -15,6 +15,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/config.h"
@@ -157,6 +158,23 @@ uint64_t sc__named_count(void);
  * sc__named_count), read in place: it changes only when SC_NAMED_MAX newer
  * snapshots are taken. */
 const sc_named_t *sc__named_entry(uint64_t count, uint64_t i);
+/* ---- tags, threads and budgets (features/tags.c, features/budget.c) --------------- */
+
+/** True once tags are on (docs/tags.md). */
+bool sc__tags_report_on(void);
+/** sc_stats_tags and sc_stats_threads, optionally without the locks (a
+ * report from a signal handler). */
+size_t sc__tags_fill(struct sc_tag_stats *out, size_t cap, bool unlocked);
+size_t sc__tags_threads_fill(struct sc_thread_stats *out, size_t cap, bool unlocked);
+
+/* One budget, as the report reads it. */
+typedef struct sc_budget_view_s {
+  char what[80];
+  uint64_t limit, live, peak, first_frame;
+  bool breached;
+} sc_budget_view_t;
+/** Fill out[0..cap) with the budgets; their count. */
+size_t sc__budget_list(sc_budget_view_t *out, size_t cap);
 
 #pragma GCC visibility pop
 

@@ -43,6 +43,18 @@ static void pool_warn(const char *msg) {
 #define pool_warn sc__warn
 #endif
 
+/* Tags (docs/tags.md): a pool counts its objects under the tag entered
+ * when it was created (or given by sc_pool_set_tag). Standalone, the
+ * library's functions are weak references: absent, no tag. */
+#ifdef SC_POOL_STANDALONE
+typedef unsigned sc_tag_t;
+sc_tag_t sc_tag_enter(sc_tag_t tag) __attribute__((weak));
+void sc_tag_leave(sc_tag_t previous) __attribute__((weak));
+#define pool_tags_ok() (sc_tag_enter != NULL && sc_tag_leave != NULL)
+#else
+#define pool_tags_ok() true
+#endif
+
 #define NIL UINT32_MAX
 /** Slot and object counts stay below this so indices fit in 32 bits and the
  * hash table (twice as large) in memory arithmetic. */
@@ -73,6 +85,7 @@ struct sc_pool {
   struct sc_pool_stats st;
   slot_t *slots;   /* limit entries */
   uint32_t *table; /* table_mask + 1 entries: slot index + 1, 0 = empty */
+  unsigned tag;    /* the tag its objects are counted under (0: none) */
 };
 
 /* ---- lists ---------------------------------------------------------------- */
@@ -162,7 +175,14 @@ static void hash_erase(sc_pool *pool, uint32_t b) {
 static uint32_t object_create(sc_pool *pool) {
   uint32_t i = pool->unused;
   if (i == NIL && pool->fresh == pool->limit) return NIL; /* callers check limit first */
-  void *obj = pool_malloc(pool->object_size);
+  void *obj;
+  if (pool->tag != 0 && pool_tags_ok()) {
+    sc_tag_t prev = sc_tag_enter(pool->tag);
+    obj = pool_malloc(pool->object_size);
+    sc_tag_leave(prev);
+  } else {
+    obj = pool_malloc(pool->object_size);
+  }
   if (obj == NULL) return NIL;
   if (i != NIL)
     pool->unused = pool->slots[i].next;
@@ -234,6 +254,10 @@ sc_public sc_pool *sc_pool_create(size_t object_size, const struct sc_pool_confi
   sc_pool *pool = (sc_pool *)mem;
   pool->object_size = object_size;
   pool->cfg = *config;
+  if (pool_tags_ok()) { /* the tag entered now */
+    pool->tag = sc_tag_enter(0);
+    sc_tag_leave(pool->tag);
+  }
   pool->limit = limit;
   pool->epoch = 1;
   pool->live.head = pool->live.tail = NIL;
@@ -341,4 +365,8 @@ sc_public void sc_pool_destroy(sc_pool *pool) {
   for (uint32_t i = 0; i < pool->fresh; i++)
     if (pool->slots[i].obj != NULL) pool_free(pool->slots[i].obj);
   pool_free(pool);
+}
+
+sc_public void sc_pool_set_tag(sc_pool *pool, unsigned tag) {
+  if (pool != NULL) pool->tag = tag;
 }

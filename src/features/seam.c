@@ -26,6 +26,8 @@
 #include "core/seam.h"
 #include "util/settings.h"
 #include "features/sites.h"
+#include "features/budget.h"
+#include "features/tags.h"
 #include "sizeclass.h"
 
 /* ---- the sampled features' countdown ------------------------------------------- */
@@ -82,6 +84,7 @@ static sc_noinline uint32_t sampling_fire(int64_t *left) {
 
 int64_t sc__seam_countdown_start(void) {
   uint32_t f = sc__features;
+  if (sc__tags_on && sc__thread.arena != NULL) sc__tags_bind(sc__thread.arena);
   if ((f & SC_FEATURES_SAMPLED) != 0) {
     sampling_t *s = &sampling;
     sampling_first(s, f);
@@ -137,14 +140,24 @@ static sc_always_inline void before_take(uint32_t f, const sc_page_t *page) {
  * its owner a for a request of n bytes. */
 static sc_always_inline void on_alloc(uint32_t f, sc_arena_t *a, sc_page_t *page, sc_block_t *b,
                                       unsigned c, size_t n) {
-  if ((f & SC_FEATURE_EXACT) != 0) sc__exact_alloc_any(a, page, b, c, n);
+  if ((f & SC_FEATURE_EXACT) != 0) {
+    if (sc__tags_on)
+      sc__tags_alloc_any(a, page, b, c, n);
+    else
+      sc__exact_alloc_any(a, page, b, c, n);
+  }
   if ((f & SC_FEATURE_CHECK) != 0) sc__check_alloc(page, b, n);
 }
 
 /** The features' work on a free by its owner a of block p of page, before
  * it goes back on the page's free list. */
 static sc_always_inline void on_free_local(uint32_t f, sc_arena_t *a, sc_page_t *page, void *p) {
-  if ((f & SC_FEATURE_EXACT) != 0) sc__exact_free(a, page, (uintptr_t)p);
+  if ((f & SC_FEATURE_EXACT) != 0) {
+    if (sc__tags_on)
+      sc__tags_free_local(a, page, (uintptr_t)p);
+    else
+      sc__exact_free(a, page, (uintptr_t)p);
+  }
   if ((f & SC_FEATURE_CHECK) != 0) sc__check_poison(page, p, true);
 }
 
@@ -160,7 +173,10 @@ void sc__seam_free_sampled(void *p) {
 }
 
 void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
-  if (me != NULL && sc__exact_on()) sc__exact_remote_free(me, page, p);
+  if (sc__tags_on)
+    sc__tags_remote_free(me, page, p);
+  else if (me != NULL && sc__exact_on())
+    sc__exact_remote_free(me, page, p);
   if (sc__check_on()) sc__check_poison(page, (void *)p, false);
 }
 
@@ -171,15 +187,35 @@ bool sc__seam_free_held(void *p, sc_page_t *page) {
 }
 
 void sc__seam_sys_alloc(void *p, size_t n) {
+  if (sc__tags_on) sc__tags_sys_alloc(p);
   if (p != NULL && sc__sites_on() && sc__sites_due(n)) sc__sites_sample(p, SC_SITES_SYSTEM, n);
 }
 
-void sc__seam_sys_free(void *p) { on_free_unmarked(sc__features, p); }
+void sc__seam_sys_free(void *p) {
+  if (sc__tags_on) sc__tags_sys_free(p);
+  on_free_unmarked(sc__features, p);
+}
+
+void sc__seam_thread_exit(sc_arena_t *a) {
+  if (sc__tags_on) sc__tags_thread_exit(a);
+}
+
+bool sc__seam_adoptable(sc_arena_t *a) { return sc__tags_adoptable(a); }
+
+unsigned sc__seam_realloc_enter(const void *p) {
+  return sc__tags_on ? sc__tags_realloc_enter(p) : 0;
+}
+
+void sc__seam_realloc_leave(unsigned saved) {
+  if (sc__tags_on) sc__tags_realloc_leave(saved);
+}
 
 void sc__seam_resize(sc_arena_t *a, void *p, size_t n) {
   if (sc__check_on()) sc__check_resize(p, n);
   if (a == NULL && sc__req_arrays) a = sc__arena_get(); /* the request moves to this thread */
-  if (sc__exact_on() && a != NULL) {
+  if (sc__exact_on() && a != NULL && sc__tags_on) {
+    sc__tags_resize(a, (uintptr_t)p, n);
+  } else if (sc__exact_on() && a != NULL) {
     sc__exact_resize(a, (uintptr_t)p, n);
   } else if (sc__req_arrays) {
     const sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)p), (uintptr_t)p);
@@ -220,7 +256,10 @@ bool sc__seam_usable_foreign(const void *p, size_t *out) {
 bool sc__seam_owns_foreign(const void *p) { return guard_has(p) && sc__guard_owns(p); }
 
 void sc__seam_drained(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
-  sc__exact_drained(a, page, p);
+  if (sc__tags_on)
+    sc__tags_drained(a, page, p);
+  else
+    sc__exact_drained(a, page, p);
 }
 
 void sc__seam_sys_live(sc_arena_t *a, int64_t delta) { sc__exact_sys_live(a, delta); }
@@ -231,12 +270,16 @@ bool sc__seam_realloc_freed(const void *p) {
 }
 
 void sc__seam_stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]) {
-  if (sc__exact_on()) sc__exact_sum(a, sums);
+  if (sc__tags_on)
+    sc__tags_sum(a, sums);
+  else if (sc__exact_on())
+    sc__exact_sum(a, sums);
 }
 
 void sc__seam_stats(struct sc_stats *out) { sc__frame_stats(&out->frames); }
 
 void sc__seam_fork(int phase) {
+  if (sc__tags_on) sc__tag_rules_fork(phase);
   if ((sc__features & SC_FEATURE_GUARD) != 0) sc__guard_fork(phase);
   if (sc__check_on()) sc__check_fork(phase);
 }
@@ -292,7 +335,17 @@ static sc_always_inline void *alloc_with(uint32_t f, sc_arena_t *a, size_t n, un
   return b;
 }
 
+/** SIZECLASS_TAGS on a path malloc did not tail-jump to (a thread's first
+ * malloc, aligned requests): the caller's rule, found by unwinding. */
+static void rules_by_unwinding(void) {
+  if (!sc__tags_on || !sc__tag_rules_on() || sc__tag_tls.pinned) return;
+  unsigned t = sc__tag_rules_caller();
+  if (t == 0) t = sc__tag_tls.code;
+  if (t != sc__tag_tls.cur) sc__tags_set_cur(t);
+}
+
 void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
+  rules_by_unwinding();
   return alloc_with(sc__features, a, n, c, 0);
 }
 
@@ -366,7 +419,11 @@ static sc_noinline void *exact_refill(size_t n, size_t g, sc_page_t *page, uint3
   sc_block_t *b = sc__arena_refill(a, c);
   if (sc_unlikely(b == NULL)) return sc__alloc_from_system(n, c); /* the OS refused a segment */
   page = a->current[c];
-  sc__exact_alloc(a, page, b, page->map, sc__map_index((uintptr_t)b, page->shift), g, c, n);
+  size_t i = sc__map_index((uintptr_t)b, page->shift);
+  if (sc__tags_on)
+    sc__tags_alloc(page, b, page->map + (i << SC_MAP_WIDE_SHIFT), g, c, n);
+  else
+    sc__exact_alloc(a, page, b, page->map, i, g, c, n);
   if (due & SC_FEATURE_SITES) sites_sampled(page, b, c, n);
   return b;
 }
@@ -383,7 +440,10 @@ static sc_noinline void *exact_due(size_t n, size_t g, sc_page_t *page, uint32_t
   size_t i;
   sc_block_t *b = sc__page_take_at(page, true, SC_MAP_WIDE_SHIFT, &i);
   if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, due);
-  sc__exact_alloc(page->arena, page, b, map, i, g, page->class_idx, n);
+  if (sc__tags_on)
+    sc__tags_alloc(page, b, map + (i << SC_MAP_WIDE_SHIFT), g, page->class_idx, n);
+  else
+    sc__exact_alloc(page->arena, page, b, map, i, g, page->class_idx, n);
   if (due & SC_FEATURE_SITES) sites_sampled(page, b, page->class_idx, n);
   return b;
 }
@@ -437,11 +497,95 @@ static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
   sc__free_other(p, page);
 }
 
+/* ---- exact statistics with tags (tags.h) ------------------------------------------------ */
+
+/** malloc with tags: the exact tier's, counted in the row of the thread's
+ * tag, the tag written into the block's entry beside its request. */
+static sc_always_inline void *tags_malloc_with(size_t n, size_t g, sc_page_t *page, bool sampled) {
+  if (sampled && sc_unlikely(sc__countdown(&sc__thread.sampled_left)))
+    return exact_due(n, g, page, 0);
+  uint8_t *map = page->map;
+  size_t i;
+  sc_block_t *b = sc__page_take_counted(page, true, SC_MAP_WIDE_SHIFT, &i, false);
+  if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, 0);
+  return sc__tags_alloc(page, b, map + (i << SC_MAP_WIDE_SHIFT), g, page->class_idx, n);
+}
+
+static void *malloc_tags(size_t n, size_t g, sc_page_t *page) {
+  return tags_malloc_with(n, g, page, false);
+}
+static void *malloc_tags_sampled(size_t n, size_t g, sc_page_t *page) {
+  return tags_malloc_with(n, g, page, true);
+}
+
+/** malloc with SIZECLASS_TAGS rules, out of line: the caller's range is
+ * not the cached one, its tag is not the thread's, or a realloc pinned it. */
+static sc_noinline void *rules_slow(size_t n, size_t g, sc_page_t *page, uintptr_t ra,
+                                    bool sampled) {
+  sc__tag_rules_apply(ra);
+  return tags_malloc_with(n, g, page, sampled);
+}
+
+/** malloc with SIZECLASS_TAGS rules: the tag of the caller's object first
+ * (malloc tail-jumps here: the return address is the program's call). The
+ * common case, a caller in the cached range whose tag the thread has, is a
+ * few compares; everything else is a tail call. */
+static sc_always_inline void *rules_malloc_with(size_t n, size_t g, sc_page_t *page, uintptr_t ra,
+                                                bool sampled) {
+  sc_tag_tls_t *tls = &sc__tag_tls;
+  /* A pinned thread (realloc) and sc_tag_enter drop the cache (rule_len 0). */
+  if (sc_unlikely(ra - tls->rule_lo >= tls->rule_len || tls->rule_tag != tls->cur))
+    return rules_slow(n, g, page, ra, sampled);
+  return tags_malloc_with(n, g, page, sampled);
+}
+static void *malloc_rules(size_t n, size_t g, sc_page_t *page) {
+  return rules_malloc_with(n, g, page, (uintptr_t)__builtin_return_address(0), false);
+}
+static void *malloc_rules_sampled(size_t n, size_t g, sc_page_t *page) {
+  return rules_malloc_with(n, g, page, (uintptr_t)__builtin_return_address(0), true);
+}
+
+/** free with tags: the exact tier's, counted in the owner's row of the
+ * block's tag. */
+static void free_tags(void *p, sc_page_t *page, sc_arena_t *self) {
+  sc_arena_t *a = (sc_arena_t *)((uintptr_t)self - 1);
+  if (sc_likely(page->arena == a)) {
+    uint8_t *e = page->map + (sc__map_index((uintptr_t)p, page->shift) << SC_MAP_WIDE_SHIFT);
+    sc__tags_free(a, e, page->class_idx);
+    sc_block_t *b = p;
+#if SC_HARDEN
+    if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) goto marked;
+#endif
+    if (sc_unlikely(sc__map_dec(e))) goto marked;
+    b->next = sc__encode(page->free);
+    page->free = b;
+    if (sc_unlikely(sc__used_dec(&page->used))) sc__page_after_free(page);
+    return;
+  marked:
+    sc__page_free_marked(p, page);
+    return;
+  }
+  sc__free_other(p, page);
+}
+
+void sc__seam_tags_install(void);
+void sc__seam_tags_install(void) {
+  uint32_t f = sc__features;
+  if ((f & ~SC_FEATURES_SAMPLED) != SC_FEATURE_EXACT) return;
+  /* The free path first: a block a tagged malloc made is freed by it. */
+  __atomic_store_n(&sc__free_other_fn, free_tags, __ATOMIC_RELEASE);
+  void *(*fn)(size_t, size_t, sc_page_t *) =
+      (f & SC_FEATURES_SAMPLED) ? malloc_tags_sampled : malloc_tags;
+  if (sc__tag_rules_on()) fn = (f & SC_FEATURES_SAMPLED) ? malloc_rules_sampled : malloc_rules;
+  __atomic_store_n(&sc__alloc_noted_fn, fn, __ATOMIC_RELEASE);
+}
+
 void *sc__seam_memalign(size_t n, unsigned c, size_t align) {
   size_t g = sc__bucket_of(sc__class_size(c));
   sc_arena_t *a = sc__arena_get();
   if (sc_unlikely(a == NULL)) return sc__arena_alloc_slow(n, g);
   uint32_t f = sc__features;
+  rules_by_unwinding();
   if ((f & SC_FEATURES_EVERY_MALLOC) != 0) return alloc_with(f, a, n, c, align);
   /* Sampled features alone (guard pages need the alignment): counted down
    * like any malloc. */
@@ -479,9 +623,16 @@ void sc__seam_decide(void) {
   if (sc__setting(SC_SET_STATS_EXACT) != 0 || sc__settings_report_asked()) f |= SC_FEATURE_EXACT;
   if (sc__guard_decide()) f |= SC_FEATURE_GUARD;
   if (sc__check_decide()) f |= SC_FEATURE_CHECK;
-  f |= sc__sites_decide();       /* SIZECLASS_SITES* (sites.c) */
-  f |= sc__frame_check_decide(); /* SIZECLASS_FRAME_CHECK* (frame_check.c) */
+  f |= sc__sites_decide();            /* SIZECLASS_SITES* (sites.c) */
+  f |= sc__frame_check_decide();      /* SIZECLASS_FRAME_CHECK* (frame_check.c) */
+  bool budgets = sc__budget_decide(); /* SIZECLASS_BUDGET: exact statistics and tags */
+  budgets |= sc__tag_rules_decide();  /* SIZECLASS_TAGS: the same */
+  if (budgets) f |= SC_FEATURE_EXACT;
   features_set(f);
+  if (budgets && !sc__tags_start())
+    sc__warn(
+        "SIZECLASS_BUDGET: budgets are not checked with SIZECLASS_CHECK or "
+        "SIZECLASS_FRAME_CHECK on");
 }
 
 /** The feature a setting decided at startup belongs to. */

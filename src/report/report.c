@@ -3,6 +3,7 @@
  * keys and headers (docs/stats.md). It describes each section once to the
  * emitter (emit.c), which renders text or JSON from the same values. */
 #include "report/proc_info.h"
+#include "report/report_tags.h"
 #include "report/report_sites.h"
 #include "report/report.h"
 
@@ -617,6 +618,7 @@ static void report_body(sc_emitter_t *e, sc_reason_t reason, const char *why, bo
   } else {
     sc__report_sites(e, may_lock, &st); /* report_sites.c */
   }
+  sc__report_tags(e, unlocked); /* report_tags.c: tags, threads, budgets */
 }
 
 void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, bool unlocked) {

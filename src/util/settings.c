@@ -48,6 +48,8 @@ static const sc_setting_word_t sites_format_words[] = {
 /* ...and the on/off words (SC_SETF_SWITCH_WORDS): on means warn. */
 static const sc_setting_word_t frame_check_words[] = {
     {"warn", SC_FRAME_CHECK_WARN}, {"abort", SC_FRAME_CHECK_ABORT}, {NULL, 0}};
+static const sc_setting_word_t budget_action_words[] = {
+    {"warn", SC_BUDGET_ACTION_WARN}, {"abort", SC_BUDGET_ACTION_ABORT}, {NULL, 0}};
 static const sc_setting_word_t trim_words[] = {
     {"paced", SC_SYSTEM_TRIM_PACED}, {"glibc", SC_SYSTEM_TRIM_GLIBC}, {NULL, 0}};
 
@@ -252,6 +254,31 @@ const sc_setting_t sc__settings[SC_SETTINGS] = {
                      .instead = "nothing is published",
                      .doc = "publish a live snapshot in /dev/shm for sizeclass-top (at each "
                             "frame mark, else every 100 ms)"},
+    [SC_SET_TAGS] = {.name = "SIZECLASS_TAGS",
+                     .kind = SC_KIND_PATH,
+                     .when = SC_WHEN_START,
+                     .def_doc = "none",
+                     .expect = "rules like 'gl=libGL*,*mesa*;audio=libopenal*;game=main'",
+                     .instead = "no rules",
+                     .doc = "tag each allocation by the library (or main: the program) of its "
+                            "caller (docs/tags.md); turns exact statistics and tags on"},
+    [SC_SET_BUDGET] = {.name = "SIZECLASS_BUDGET",
+                       .kind = SC_KIND_PATH,
+                       .when = SC_WHEN_START,
+                       .def_doc = "none",
+                       .expect = "budgets like 'total=512MiB; tag:audio=32MiB; class:64=4MiB; "
+                                 "thread:render=16MiB'",
+                       .instead = "no budget",
+                       .doc = "memory budgets checked while the program runs (docs/tags.md); "
+                              "turns exact statistics and tags on"},
+    [SC_SET_BUDGET_ACTION] = {.name = "SIZECLASS_BUDGET_ACTION",
+                              .kind = SC_KIND_ENUM,
+                              .when = SC_WHEN_ANY,
+                              .words = budget_action_words,
+                              .def_doc = "warn",
+                              .instead = "using warn",
+                              .doc = "a budget exceeded: warn (once, again at each doubling of "
+                                     "the excess) or abort (the report first)"},
 };
 
 /* Names in the environment that are not settings but belong to the

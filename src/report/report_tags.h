@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* report_tags.h — the report's tags, threads and budgets (report_tags.c). */
+#ifndef SC_REPORT_TAGS_H
+#define SC_REPORT_TAGS_H
+
+#include <stdbool.h>
+
+#include "report/emit.h"
+
+#pragma GCC visibility push(hidden)
+/** The tags, threads and budgets tables (JSON null each while tags are off). */
+void sc__report_tags(sc_emitter_t *e, bool unlocked);
+#pragma GCC visibility pop
+
+#endif /* SC_REPORT_TAGS_H */

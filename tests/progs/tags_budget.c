@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* tags_budget.c — budgets: under tag "audio" (budget from the environment,
+ * SIZECLASS_BUDGET='tag:audio=1MiB'), allocate 256-byte blocks one at a
+ * time, printing "at N" to stdout before each (so a test sees where an
+ * abort stopped it), and never freeing; print "done" at the end.
+ * argv[1]: how many blocks (default 8192: 2 MiB). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sizeclass.h"
+#include "sizeclass_pool.h"
+
+static void *volatile keep[65536];
+
+/** argv[1] "names": tag names a report must escape, and bad ones. */
+static int names(void) {
+  static char huge[10001];
+  for (int i = 0; i < 10000; i++) huge[i] = 'x';
+  const char *list[] = {"", huge, "q\"uote", "new\nline", "<b>html</b>&amp;", "back\\slash"};
+  for (unsigned i = 0; i < sizeof(list) / sizeof(list[0]); i++) {
+    sc_tag_t prev = sc_tag_enter(sc_tag(list[i]));
+    keep[i] = malloc(32);
+    sc_tag_leave(prev);
+  }
+  /* 300 more names: the 256th and later count as untagged, one warning. */
+  for (int i = 0; i < 300; i++) {
+    char name[16];
+    snprintf(name, sizeof(name), "many%d", i);
+    if (sc_tag(name) == 0 && i < 200) {
+      printf("tag %d refused\n", i);
+      return 1;
+    }
+  }
+  printf("done\n");
+  return 0;
+}
+
+/** argv[1] "pool": a pool created while "particles" is entered, and one
+ * given "effects" by sc_pool_set_tag, count their objects under those
+ * tags; prints "ok" or what differs. */
+static int pools(void) {
+  struct sc_pool_config cfg = {.capacity = 200, .policy = SC_POOL_REJECT};
+  sc_tag_t particles = sc_tag("particles"), effects = sc_tag("effects");
+  sc_tag_t prev = sc_tag_enter(particles);
+  sc_pool *a = sc_pool_create(48, &cfg);
+  sc_tag_leave(prev);
+  sc_pool *b = sc_pool_create(200, &cfg);
+  sc_pool_set_tag(b, effects);
+  for (int i = 0; i < 100; i++) keep[i] = sc_pool_acquire(a);
+  for (int i = 0; i < 30; i++) keep[100 + i] = sc_pool_acquire(b);
+  struct sc_tag_stats ts[8];
+  size_t n = sc_stats_tags(ts, 8);
+  int bad = 0;
+  for (size_t i = 0; i < n && i < 8; i++) {
+    if (ts[i].id == particles && (ts[i].allocs != 100 || ts[i].classes[2].live_blocks != 100))
+      bad++, printf("particles: %llu allocs\n", (unsigned long long)ts[i].allocs);
+    if (ts[i].id == effects && (ts[i].allocs != 30 || ts[i].classes[4].live_blocks != 30))
+      bad++, printf("effects: %llu allocs\n", (unsigned long long)ts[i].allocs);
+  }
+  if (n < 3) bad++;
+  printf(bad ? "bad\n" : "ok\n");
+  return bad != 0;
+}
+
+/** argv[1] "scope": SC_TAG_SCOPE enters a tag until the end of its block. */
+static void scoped(int n) {
+  SC_TAG_SCOPE("scoped");
+  for (int i = 0; i < n; i++) keep[i] = malloc(100);
+}
+
+static int scope(void) {
+  scoped(40);
+  keep[40] = malloc(100); /* after the scope: untagged */
+  struct sc_tag_stats ts[8];
+  size_t n = sc_stats_tags(ts, 8);
+  int found = 0;
+  for (size_t i = 0; i < n && i < 8; i++)
+    if (strcmp(ts[i].name, "scoped") == 0) found = ts[i].classes[3].live_blocks == 40;
+  printf(found ? "ok\n" : "bad\n");
+  return !found;
+}
+
+/** argv[1] "set": budgets set at run time (sc_budget_set) on this thread
+ * and on a class; allocates 2048 untagged blocks of 256 B (512 KiB). */
+static int set(void) {
+  pthread_setname_np(pthread_self(), "budgeter");
+  if (!sc_budget_set("thread:budgeter", 256 << 10) || !sc_budget_set("class:256", 384 << 10) ||
+      sc_budget_set("class:48", 1) || sc_budget_set("nothing", 1)) {
+    printf("sc_budget_set answered wrong\n");
+    return 1;
+  }
+  for (int i = 0; i < 2048; i++) keep[i] = malloc(256);
+  printf("done\n");
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "set") == 0) return set();
+  if (argc > 1 && argv[1][0] == 's') return scope();
+  if (argc > 1 && argv[1][0] == 'p') return pools();
+  if (argc > 1 && argv[1][0] == 'n') return names();
+  int n = argc > 1 ? atoi(argv[1]) : 8192;
+  if (n > 65536) n = 65536;
+  sc_tag_t audio = sc_tag("audio");
+  for (int i = 0; i < n; i++) {
+    if (argc > 2) {
+      printf("at %d\n", i);
+      fflush(stdout);
+    }
+    sc_tag_t prev = sc_tag_enter(audio);
+    keep[i] = malloc(256);
+    sc_tag_leave(prev);
+  }
+  printf("done\n");
+  return 0;
+}

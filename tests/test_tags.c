@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/* test_tags.c — tags, threads and budgets (docs/tags.md, issue 27). The
+ * helper programs (tests/progs/tags_*.c) link the static library. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cr_util.h"
+#include "proc_run.h"
+
+static pr_result_t run(const char *prog, const char *const *args, const char *const *env) {
+  char path[512];
+  pr_prog_path(path, sizeof(path), prog);
+  char *argv[8] = {path};
+  for (int i = 0; args != NULL && args[i] != NULL && i < 6; i++) argv[i + 1] = (char *)args[i];
+  pr_opts_t o = {.drop_sizeclass_env = true, .env = env, .timeout_s = 60};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o), "%s did not run", prog);
+  return r;
+}
+
+static unsigned count_of(const char *hay, const char *needle) {
+  unsigned n = 0;
+  for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+/* Must hold: three named threads and four tags (nested scopes, remote
+ * frees, realloc across classes and 1 KiB, a thread that exits): every
+ * tag and thread figure equals the program's own books, and the class
+ * table still adds up (the program checks; "ok" or each mismatch). */
+Test(tags, figures_match_the_programs_books) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  for (int i = 0; i < 3; i++) {
+    pr_result_t r = run("tags_exact", NULL, env);
+    cr_expect_eq(r.exit_code, 0, "run %d: %s%s", i, r.out, r.err);
+    cr_expect_str_eq(r.out, "ok\n");
+    free(r.out);
+  }
+}
+
+/* The same under a report: the JSON holds the tags and threads. */
+Test(tags, json_report_has_tags_and_threads) {
+  char path[] = "/tmp/sc_tags_XXXXXX.json";
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0);
+  close(fd);
+  char stats[600];
+  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", path);
+  const char *env[] = {stats, "SIZECLASS_STATS_FORMAT=json", NULL};
+  pr_result_t r = run("tags_exact", NULL, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  free(r.out);
+  char cmd[800];
+  snprintf(cmd, sizeof(cmd),
+           "python3 -c 'import json,sys; d=json.load(open(\"%s\")); "
+           "n={t[\"name\"] for t in d[\"tags\"]}; th={t[\"name\"] for t in d[\"threads\"]}; "
+           "sys.exit(0 if {\"audio\",\"physics\",\"ui\",\"net\",\"untagged\"}<=n and "
+           "{\"render\",\"mixer\",\"worker\"}<=th and d[\"budgets\"]==[] else 1)'",
+           path);
+  cr_expect_eq(system(cmd), 0, "the JSON report lacks tags or threads");
+  unlink(path);
+}
+
+/* abort: the run stops at the allocation that crosses the budget, within
+ * the documented bound (one 64 KiB page of the class per thread: 256
+ * blocks of 256 B), with the breach line. */
+Test(tags, budget_abort_stops_at_the_crossing) {
+  const char *env[] = {"SIZECLASS_BUDGET=tag:audio=1MiB", "SIZECLASS_BUDGET_ACTION=abort", NULL};
+  const char *args[] = {"8192", "verbose", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 128 + SIGABRT, "%s", r.err);
+  cr_expect(strstr(r.err, "sizeclass: budget tag:audio 1.0 MiB exceeded: ") != NULL, "%s", r.err);
+  cr_expect(strstr(r.out, "done") == NULL);
+  const char *last = r.out, *p;
+  while ((p = strstr(last + 1, "at ")) != NULL) last = p;
+  int at = atoi(last + 3); /* the allocation that aborted: block index `at` */
+  /* 4096 blocks are exactly 1 MiB: the 4097th crosses. */
+  cr_expect(at >= 4096 && at <= 4096 + 256, "stopped at block %d", at);
+  free(r.out);
+}
+
+/* warn: one line, and the program's output is unchanged. */
+Test(tags, budget_warn_prints_once) {
+  const char *env[] = {"SIZECLASS_BUDGET=tag:audio=1MiB", NULL};
+  const char *args[] = {"4200", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s", r.err);
+  cr_expect_str_eq(r.out, "done\n");
+  cr_expect_eq(count_of(r.err, "exceeded"), 1, "%s", r.err);
+  free(r.out);
+  /* Under the budget: nothing at all. */
+  const char *small[] = {"4000", NULL};
+  r = run("tags_budget", small, env);
+  cr_expect_str_eq(r.out, "done\n");
+  cr_expect_str_eq(r.err, "");
+  free(r.out);
+}
+
+/* Bad SIZECLASS_BUDGET entries: one warning each, naming it; the good one
+ * still counts; nothing crashes. */
+Test(tags, budget_bad_entries_warn_once_each) {
+  const char *env[] = {"SIZECLASS_BUDGET=bogus=3; class:48=1k; total=12zz; tag:audio=1MiB", NULL};
+  const char *args[] = {"4200", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s", r.err);
+  cr_expect_str_eq(r.out, "done\n");
+  cr_expect_eq(count_of(r.err, "\"bogus=3\""), 1, "%s", r.err);
+  cr_expect_eq(count_of(r.err, "\"class:48=1k\""), 1, "%s", r.err);
+  cr_expect_eq(count_of(r.err, "\"total=12zz\""), 1, "%s", r.err);
+  cr_expect_eq(count_of(r.err, "exceeded"), 1, "%s", r.err);
+  free(r.out);
+  /* Only bad entries: no budget, and no feature switched on (no tags counted). */
+  const char *bad[] = {"SIZECLASS_BUDGET=total=zz", NULL};
+  r = run("tags_budget", args, bad);
+  cr_expect_str_eq(r.out, "done\n");
+  cr_expect_eq(count_of(r.err, "\"total=zz\""), 1, "%s", r.err);
+  cr_expect(strstr(r.err, "tags are not counted") != NULL, "%s", r.err);
+  free(r.out);
+}
+
+/* Names: empty and 10 000 bytes get one warning each; quotes, newlines
+ * and HTML are escaped in the JSON (it parses, the names come back). */
+Test(tags, odd_names_warn_and_are_escaped) {
+  char path[] = "/tmp/sc_tagn_XXXXXX.json";
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0);
+  close(fd);
+  char stats[600];
+  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", path);
+  const char *env[] = {stats, "SIZECLASS_STATS_FORMAT=json", NULL};
+  const char *args[] = {"names", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s", r.err);
+  cr_expect_eq(count_of(r.err, "empty tag name"), 1, "%s", r.err);
+  cr_expect_eq(count_of(r.err, "longer than 63"), 1, "%s", r.err);
+  cr_expect_eq(count_of(r.err, "255 tags are registered already"), 1, "%s", r.err);
+  cr_expect_str_eq(r.out, "done\n");
+  free(r.out);
+  char cmd[800];
+  snprintf(cmd, sizeof(cmd),
+           "python3 -c 'import json,sys; d=json.load(open(\"%s\")); n={t[\"name\"] for t in "
+           "d[\"tags\"]}; sys.exit(0 if {\"q\\\"uote\",\"new\\nline\",\"<b>html</b>&amp;\"}<=n "
+           "and \"x\"*63 in n and len(d[\"tags\"])==256 else 1)'",
+           path);
+  cr_expect_eq(system(cmd), 0, "names not escaped in the JSON");
+  /* The page escapes them too, and shows the tags' table. */
+  cr_at_source_root("scripts/sizeclass-report");
+  snprintf(cmd, sizeof(cmd),
+           "scripts/sizeclass-report html '%s' -o '%s.html' && grep -q 'id=\"tags\"' '%s.html' "
+           "&& grep -q '&lt;b&gt;html&lt;/b&gt;&amp;amp;' '%s.html' && ! grep -q '<b>html' "
+           "'%s.html'",
+           path, path, path, path, path);
+  cr_expect_eq(system(cmd), 0, "the page's tags table is missing or not escaped");
+  char page[600];
+  snprintf(page, sizeof(page), "%s.html", path);
+  unlink(page);
+  unlink(path);
+}
+
+/* The seeds' object pool: a pool created under a tag, or given one,
+ * counts its objects under it. */
+Test(tags, pools_count_under_their_tag) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  const char *args[] = {"pool", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  cr_expect_str_eq(r.out, "ok\n");
+  free(r.out);
+}
+
+/* SC_TAG_SCOPE (C) and sizeclass::tag_scope (C++, objects made with new). */
+Test(tags, scope_macro_and_cxx_guard) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  const char *args[] = {"scope", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_str_eq(r.out, "ok\n", "%s", r.err);
+  free(r.out);
+  r = run("tags_cxx", NULL, env);
+  cr_expect_str_eq(r.out, "ok\n", "%s", r.err);
+  free(r.out);
+}
+
+/* SIZECLASS_TAGS: every block a library built by the test makes (malloc,
+ * calloc, realloc, strdup, C++ new, above 1 KiB) lands in its tag, the
+ * program's own in main's; bad rules warn once each, naming them. */
+Test(tags, rules_tag_by_the_callers_library) {
+  char path[512];
+  pr_prog_path(path, sizeof(path), "tags_rules");
+  char *argv[] = {path, NULL};
+  const char *env[] = {"SIZECLASS_TAGS=lib=libtagsrules*;=x;noeq;game=main", NULL};
+  pr_opts_t o = {.preload = true, .drop_sizeclass_env = true, .env = env, .timeout_s = 60};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o));
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  cr_expect_str_eq(r.out, "ok\n", "%s", r.err);
+  cr_expect_eq(count_of(r.err, "\"=x\""), 1, "%s", r.err);
+  cr_expect_eq(count_of(r.err, "\"noeq\""), 1, "%s", r.err);
+  free(r.out);
+}
+
+/* sizeclass-report diff checks a tag's figure: tag[NAME].METRIC OP VALUE. */
+Test(tags, report_diff_fails_on_a_tag_figure) {
+  cr_at_source_root("scripts/sizeclass-report");
+  char path[] = "/tmp/sc_tagd_XXXXXX.json";
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0);
+  close(fd);
+  char stats[600];
+  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", path);
+  const char *env[] = {stats, "SIZECLASS_STATS_FORMAT=json", NULL};
+  pr_result_t r = run("tags_exact", NULL, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  free(r.out);
+  char cmd[1200];
+  snprintf(cmd, sizeof(cmd),
+           "scripts/sizeclass-report diff '%s' '%s' --fail-if 'tag[audio].peak_block_bytes>+5%%' "
+           ">/dev/null 2>&1",
+           path, path);
+  cr_expect_eq(system(cmd), 0, "an unchanged tag must pass");
+  snprintf(cmd, sizeof(cmd),
+           "scripts/sizeclass-report diff '%s' '%s' --fail-if 'tag[audio].live_blocks>10' "
+           ">/dev/null 2>&1",
+           path, path);
+  cr_expect_neq(system(cmd), 0, "400 live audio blocks are over 10");
+  unlink(path);
+}
+
+/* sc_budget_set at run time: a thread's and a class's budget, each breach
+ * one line; unknown budgets are refused. */
+Test(tags, budgets_set_at_run_time) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  const char *args[] = {"set", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  cr_expect_str_eq(r.out, "done\n", "%s", r.err);
+  /* The first line, then one more at each doubling of the excess. */
+  cr_expect(count_of(r.err, "budget thread:budgeter 256.0 KiB exceeded: ") >= 1, "%s", r.err);
+  /* Caught within one 64 KiB page of the class: at 384.x KiB. */
+  cr_expect(count_of(r.err, "budget class:256 384.0 KiB exceeded: 384.") == 1, "%s", r.err);
+  cr_expect(count_of(r.err, "budget thread:budgeter") <= 6, "%s", r.err);
+  free(r.out);
+}
