@@ -478,7 +478,7 @@ static const char *reason_name(char *out, size_t cap, sc_reason_t reason, const 
       [SC_REASON_API] = "request",           [SC_REASON_EXIT] = "exit",
       [SC_REASON_SIGNAL] = "signal",         [SC_REASON_ABORT] = "abort",
       [SC_REASON_TERMINATED] = "terminated", [SC_REASON_CRASH] = "crash",
-      [SC_REASON_QUICK_EXIT] = "_exit",        [SC_REASON_LIVE] = "live",
+      [SC_REASON_QUICK_EXIT] = "_exit",      [SC_REASON_LIVE] = "live",
   };
   const char *name = (unsigned)reason < sizeof(names) / sizeof(names[0]) ? names[reason] : NULL;
   if (name == NULL) name = "request";

@@ -15,7 +15,6 @@ static struct sc_tag_stats tags[SC_TAGS];
 static struct sc_thread_stats threads[256];
 static sc_budget_view_t budgets[64];
 static unsigned order[256];
-static uint64_t class_lists[SC_TAGS][3][SC_CLASSES];
 
 static const sc_em_col_t tag_cols[] = {
     {"name", "tag", 16, 0},
@@ -29,10 +28,6 @@ static const sc_em_col_t tag_cols[] = {
     {"peak_block_bytes", "peak", 10, 1},
     {"system_live_bytes", "sys_bytes", 10, 1},
     {"system_peak_bytes", "sys_peak", 10, 1},
-    {"class_sizes", NULL, 0, 0},
-    {"class_live_blocks", NULL, 0, 0},
-    {"class_peak_live_blocks", NULL, 0, 0},
-    {"class_allocs", NULL, 0, 0},
 };
 static const sc_em_table_t tag_table = {
     .key = "tags",
@@ -46,14 +41,7 @@ static sc_ev_t opt_bytes(uint64_t v) { return v ? sc__ev(SC_EV_BYTES, v) : sc__e
 
 static void tag_row(const void *ctx, unsigned r, sc_ev_t *v) {
   (void)ctx;
-  unsigned i = order[r];
-  const struct sc_tag_stats *s = &tags[i];
-  static const uint64_t sizes[SC_CLASSES] = {16, 32, 64, 128, 256, 512, 1024};
-  for (unsigned c = 0; c < SC_CLASSES; c++) {
-    class_lists[i][0][c] = s->classes[c].live_blocks;
-    class_lists[i][1][c] = s->classes[c].peak_live_blocks;
-    class_lists[i][2][c] = s->classes[c].allocs;
-  }
+  const struct sc_tag_stats *s = &tags[order[r]];
   unsigned k = 0;
   v[k++] = sc__ev_str(s->name);
   v[k++] = opt_bytes(s->budget);
@@ -65,11 +53,49 @@ static void tag_row(const void *ctx, unsigned r, sc_ev_t *v) {
   v[k++] = sc__ev(SC_EV_BYTES, s->live_block_bytes);
   v[k++] = sc__ev(SC_EV_BYTES, s->peak_block_bytes);
   v[k++] = sc__ev(SC_EV_BYTES, s->system_live_bytes);
-  v[k++] = sc__ev(SC_EV_BYTES, s->system_peak_bytes);
-  v[k++] = sc__ev_list(sizes, SC_CLASSES);
-  v[k++] = sc__ev_list(class_lists[i][0], SC_CLASSES);
-  v[k++] = sc__ev_list(class_lists[i][1], SC_CLASSES);
-  v[k++] = sc__ev_list(class_lists[i][2], SC_CLASSES);
+  v[k] = sc__ev(SC_EV_BYTES, s->system_peak_bytes);
+}
+
+/* A tag's classes (JSON only): "classes": [{size, live_blocks,
+ * peak_live_blocks, allocs}] inside the tag's object. */
+static const sc_em_col_t tag_class_cols[] = {
+    {"size", NULL, 0, 0},
+    {"live_blocks", NULL, 0, 0},
+    {"peak_live_blocks", NULL, 0, 0},
+    {"allocs", NULL, 0, 0},
+};
+static const sc_em_table_t tag_class_table = {
+    .key = "classes",
+    .ngroups = 0,
+    .cols = tag_class_cols,
+    .ncols = sizeof(tag_class_cols) / sizeof(tag_class_cols[0]),
+};
+
+static void tag_class_row(const void *ctx, unsigned c, sc_ev_t *v) {
+  const struct sc_tag_stats *s = ctx;
+  v[0] = sc__ev(SC_EV_COUNT, s->classes[c].size);
+  v[1] = sc__ev(SC_EV_COUNT, s->classes[c].live_blocks);
+  v[2] = sc__ev(SC_EV_COUNT, s->classes[c].peak_live_blocks);
+  v[3] = sc__ev(SC_EV_COUNT, s->classes[c].allocs);
+}
+
+/** The tags: a text table, or in JSON one object per tag with its classes. */
+static void tags_out(sc_emitter_t *e, unsigned n) {
+  if (e->mode != SC_EM_JSON) {
+    sc__em_table(e, &tag_table, n, tag_row, NULL);
+    return;
+  }
+  sc_ev_t v[sizeof(tag_cols) / sizeof(tag_cols[0])];
+  sc__em_array(e, "tags");
+  for (unsigned r = 0; r < n; r++) {
+    tag_row(NULL, r, v);
+    sc__em_item(e);
+    for (unsigned k = 0; k < sizeof(tag_cols) / sizeof(tag_cols[0]); k++)
+      sc__em_kv(e, tag_cols[k].key, NULL, v[k]);
+    sc__em_table(e, &tag_class_table, SC_CLASSES, tag_class_row, &tags[order[r]]);
+    sc__em_item_end(e);
+  }
+  sc__em_array_end(e);
 }
 
 static const sc_em_col_t thread_cols[] = {
@@ -155,7 +181,7 @@ void sc__report_tags(sc_emitter_t *e, bool unlocked) {
   if (n > SC_TAGS) n = SC_TAGS;
   for (unsigned i = 0; i < n; i++) key[i] = tags[i].live_block_bytes + tags[i].system_live_bytes;
   sort_desc((unsigned)n, key);
-  sc__em_table(e, &tag_table, (unsigned)n, tag_row, NULL);
+  tags_out(e, (unsigned)n);
   size_t m = sc__tags_threads_fill(threads, 256, unlocked);
   if (m > 256) m = 256;
   for (unsigned i = 0; i < m; i++)
