@@ -247,7 +247,7 @@ static inline int hu_corrupt_list(const hu_env_t *env) {
   void *again = hu_opaque(p);
   free(p);
   hu_scribble(again);
-  env->announce(0);
+  env->announce(hu_page_base(again));
   hu_opaque(malloc(HU_SIZE));
   hu_opaque(malloc(HU_SIZE));
   return 0;
@@ -261,9 +261,64 @@ static inline int hu_corrupt_remote(const hu_env_t *env) {
   int rc = hu_free_on_thread(env, &p, 1, false);
   if (rc != 0) return rc;
   hu_scribble(p);
-  env->announce(0);
+  env->announce(hu_page_base(p));
   for (long i = 0; i < (1L << 22); i++) hu_opaque(malloc(HU_SIZE));
   return 0;
+}
+
+/* ---- forged links (a leaked link, a guessed key) ----------------------- */
+
+/** Three blocks a, b, v of one page (the scenario's precondition), or 3. */
+static inline int hu_three_in_page(const hu_env_t *env, void **a, void **b, void **v) {
+  for (int i = 0; i < 1000; i++) {
+    *a = hu_block(env);
+    *b = hu_block(env);
+    *v = hu_block(env);
+    if (*a == NULL || *b == NULL || *v == NULL) return 2;
+    if (hu_page_base(*a) == hu_page_base(*b) && hu_page_base(*b) == hu_page_base(*v)) return 0;
+  }
+  return 3;
+}
+
+/** An attacker's forgery: free a then b (b's link then leads to a), read
+ * b's link through a use-after-free and take it for `a ^ key` (one key for
+ * the whole process: the key is recovered from one freed block), then
+ * write `target ^ key` into b's link and malloc twice: the second malloc
+ * would hand out `target`. Returns 0 when it did (the forgery steered
+ * malloc: the test fails), 1 when the allocator gave another block and
+ * did not abort (no forgery, no detection either). */
+static inline int hu_forge(const hu_env_t *env, void *a, void *b, uintptr_t target) {
+  env->announce(hu_page_base(b)); /* first: printing may allocate */
+  free(hu_opaque(a));
+  free(hu_opaque(b));
+  uintptr_t leaked = *(volatile uintptr_t *)hu_opaque(b);
+  uintptr_t key = leaked ^ (uintptr_t)a;
+  /* The target's own first word must look like a link too (the pop that
+   * hands it out follows it): a live block's owner writes it at will. */
+  *(volatile uintptr_t *)target = (uintptr_t)a ^ key;
+  *(volatile uintptr_t *)hu_opaque(b) = target ^ key;
+  void *first = hu_opaque(malloc(HU_SIZE));
+  void *second = hu_opaque(malloc(HU_SIZE));
+  (void)first;
+  return (uintptr_t)second == target ? 0 : 1;
+}
+
+/** A forged link, made from a leaked one, to a live block: two owners. */
+static inline int hu_forged_link_live(const hu_env_t *env) {
+  void *a, *b, *v;
+  int rc = hu_three_in_page(env, &a, &b, &v);
+  if (rc != 0) return rc;
+  return hu_forge(env, a, b, (uintptr_t)v);
+}
+
+/** A forged link, made from a leaked one, to a misaligned address (half
+ * way into free block a, whose bytes a use-after-free writes: a block that
+ * overlaps two). */
+static inline int hu_forged_link_misaligned(const hu_env_t *env) {
+  void *a, *b, *v;
+  int rc = hu_three_in_page(env, &a, &b, &v);
+  if (rc != 0) return rc;
+  return hu_forge(env, a, b, (uintptr_t)a + HU_SIZE / 2);
 }
 
 /** Every scenario, NULL-terminated. */
@@ -281,6 +336,8 @@ static const hu_case_t hu_cases[] = {
     {"invalid_metadata", "invalid free", 0, hu_invalid_metadata},
     {"corrupt_list", "corrupted free list", HU_SIZE, hu_corrupt_list},
     {"corrupt_remote", "corrupted free list", HU_SIZE, hu_corrupt_remote},
+    {"forged_link_live", "corrupted free list", HU_SIZE, hu_forged_link_live},
+    {"forged_link_misaligned", "corrupted free list", HU_SIZE, hu_forged_link_misaligned},
     {NULL, NULL, 0, NULL},
 };
 

@@ -426,7 +426,7 @@ static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
     if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) goto marked;
 #endif
     if (sc_unlikely(sc__map_dec(e))) goto marked;
-    b->next = sc__encode(page->free);
+    b->next = sc__encode(page->free, b, page);
     page->free = b;
     if (sc_unlikely(sc__used_dec(&page->used))) sc__page_after_free(page);
     return;
