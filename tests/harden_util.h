@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include "core/config.h"
@@ -96,9 +97,9 @@ static inline void *hu_block(const hu_env_t *env) {
 static inline int hu_double_free(const hu_env_t *env) {
   void *p = hu_block(env);
   if (p == NULL) return 2;
-  void *again = hu_opaque(p); /* the compiler must not know it is p */
+  void *again = hu_opaque(p);  /* the compiler must not know it is p */
+  env->announce((uintptr_t)p); /* first: printing may allocate, and get p again */
   free(p);
-  env->announce((uintptr_t)again);
   free(again);
   return 0;
 }
@@ -321,6 +322,74 @@ static inline int hu_forged_link_misaligned(const hu_env_t *env) {
   return hu_forge(env, a, b, (uintptr_t)a + HU_SIZE / 2);
 }
 
+/* ---- fake chunks above 1 KiB ------------------------------------------- */
+
+/** Room for a fake glibc chunk of 0x410 bytes (a 1032-byte block) and the
+ * two chunk headers after it. */
+typedef struct {
+  _Alignas(16) size_t w[(0x410 + 0x40) / sizeof(size_t)];
+} hu_fake_t;
+
+static hu_fake_t hu_fake_global;
+
+/** Make a fake in-use 0x410 chunk in f, with sane chunk headers after it
+ * (what glibc's checks look at), and return its block: the pointer a free
+ * would take, 16 bytes into it. */
+static inline void *hu_fake_chunk(hu_fake_t *f) {
+  memset(f, 0, sizeof(*f));
+  f->w[1] = 0x410 | 1; /* size, PREV_INUSE */
+  f->w[0x410 / sizeof(size_t) + 1] = 0x20 | 1;
+  f->w[0x430 / sizeof(size_t) + 1] = 0x20 | 1;
+  return hu_opaque(&f->w[2]);
+}
+
+/** What a fake chunk's block does in the allocator (`how`: 0 free, 1
+ * realloc, 2 malloc_usable_size); returns 0 (not caught) if it comes back.
+ * A freed fake would be what malloc(1032) returns next. */
+static inline int hu_fake_use(const hu_env_t *env, void *p, int how) {
+  env->announce((uintptr_t)p);
+  if (how == 0) {
+    free(p);
+  } else if (how == 1) {
+    void *q = realloc(p, 2000);
+    hu_opaque(q);
+  } else {
+    size_t n = malloc_usable_size(p);
+    hu_opaque((void *)n);
+  }
+  return 0;
+}
+
+static inline int hu_fake_stack_free(const hu_env_t *env) {
+  hu_fake_t f;
+  return hu_fake_use(env, hu_fake_chunk(&f), 0);
+}
+static inline int hu_fake_stack_realloc(const hu_env_t *env) {
+  hu_fake_t f;
+  return hu_fake_use(env, hu_fake_chunk(&f), 1);
+}
+static inline int hu_fake_stack_usable(const hu_env_t *env) {
+  hu_fake_t f;
+  return hu_fake_use(env, hu_fake_chunk(&f), 2);
+}
+static inline int hu_fake_global_free(const hu_env_t *env) {
+  return hu_fake_use(env, hu_fake_chunk(&hu_fake_global), 0);
+}
+static inline int hu_fake_global_realloc(const hu_env_t *env) {
+  return hu_fake_use(env, hu_fake_chunk(&hu_fake_global), 1);
+}
+
+/** A large block freed twice: the second free finds no record. */
+static inline int hu_double_free_large(const hu_env_t *env) {
+  void *p = hu_opaque(malloc(5000));
+  if (p == NULL || env->owns(p)) return 2;
+  void *again = hu_opaque(p);  /* the compiler must not know it is p */
+  env->announce((uintptr_t)p); /* first: printing may allocate, and get p again */
+  free(p);
+  free(again);
+  return 0;
+}
+
 /** Every scenario, NULL-terminated. */
 static const hu_case_t hu_cases[] = {
     {"double_free", "double free", HU_SIZE, hu_double_free},
@@ -338,6 +407,12 @@ static const hu_case_t hu_cases[] = {
     {"corrupt_remote", "corrupted free list", HU_SIZE, hu_corrupt_remote},
     {"forged_link_live", "corrupted free list", HU_SIZE, hu_forged_link_live},
     {"forged_link_misaligned", "corrupted free list", HU_SIZE, hu_forged_link_misaligned},
+    {"fake_stack_free", "invalid free", 0, hu_fake_stack_free},
+    {"fake_stack_realloc", "realloc of invalid pointer", 0, hu_fake_stack_realloc},
+    {"fake_stack_usable", "malloc_usable_size of invalid pointer", 0, hu_fake_stack_usable},
+    {"fake_global_free", "invalid free", 0, hu_fake_global_free},
+    {"fake_global_realloc", "realloc of invalid pointer", 0, hu_fake_global_realloc},
+    {"double_free_large", "invalid free", 0, hu_double_free_large},
     {NULL, NULL, 0, NULL},
 };
 

@@ -48,6 +48,12 @@ DEATH_TEST(corrupt_list)
 DEATH_TEST(corrupt_remote)
 DEATH_TEST(forged_link_live)
 DEATH_TEST(forged_link_misaligned)
+DEATH_TEST(fake_stack_free)
+DEATH_TEST(fake_stack_realloc)
+DEATH_TEST(fake_stack_usable)
+DEATH_TEST(fake_global_free)
+DEATH_TEST(fake_global_realloc)
+DEATH_TEST(double_free_large)
 
 /* ---- white box: the checks themselves, with the real keys ---------------- */
 
@@ -194,6 +200,12 @@ MESSAGE_TEST(corrupt_list)
 MESSAGE_TEST(corrupt_remote)
 MESSAGE_TEST(forged_link_live)
 MESSAGE_TEST(forged_link_misaligned)
+MESSAGE_TEST(fake_stack_free)
+MESSAGE_TEST(fake_stack_realloc)
+MESSAGE_TEST(fake_stack_usable)
+MESSAGE_TEST(fake_global_free)
+MESSAGE_TEST(fake_global_realloc)
+MESSAGE_TEST(double_free_large)
 
 /* Two threads free one block at the same moment, 400 times, each attempt
  * in a child process: every attempt ends in an abort with the double-free
@@ -214,6 +226,21 @@ Test(harden_race, racing_double_free_never_hands_out_twice, .timeout = 600) {
                       &clean, &failed),
                4, "%s", r.out);
   cr_assert(attempts == 400 && failed == 0 && aborted + clean == attempts, "%s", r.out);
+  free(r.out);
+}
+
+/* The system route refuses pointers it did not hand out, but blocks glibc
+ * made before the library took over are freed, resized and measured as
+ * before (tests/progs/sys_before_takeover: made from .preinit_array). */
+Test(harden_ok, glibc_blocks_from_before_the_takeover) {
+  char prog[4096];
+  pr_prog_path(prog, sizeof(prog), "sys_before_takeover");
+  char *argv[] = {prog, NULL};
+  pr_opts_t o = {.preload = true, .timeout_s = 60};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o), "could not run %s", prog);
+  cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && strcmp(r.out, "ok\n") == 0,
+            "wait status %#x; stdout: %s; stderr: %s", (unsigned)r.status, r.out, r.err);
   free(r.out);
 }
 

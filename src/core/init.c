@@ -12,6 +12,7 @@
 #include "core/internal.h"
 #include "core/seam.h"
 #include "core/snapshot.h"
+#include "core/sys_record.h"
 
 uintptr_t sc__secret;
 uintptr_t sc__key_secret;
@@ -88,6 +89,7 @@ static void fork_parent(void) {
   sc__seam_fork(1);
 }
 static void fork_child(void) {
+  sc__sysrec_fork_child();
   sc__arena_fork_child();
   sc__seam_fork(2);
 }
