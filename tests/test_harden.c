@@ -244,6 +244,48 @@ Test(harden_ok, glibc_blocks_from_before_the_takeover) {
   free(r.out);
 }
 
+/** Run harden_order with SIZECLASS_HARDEN=value (NULL: unset): the blocks
+ * of its 3999 consecutive pairs that lie in address order. */
+static unsigned order_run(const char *value, char *err, size_t err_len) {
+  char prog[4096];
+  pr_prog_path(prog, sizeof(prog), "harden_order");
+  char *argv[] = {prog, NULL};
+  char setting[64];
+  snprintf(setting, sizeof(setting), "SIZECLASS_HARDEN=%s", value != NULL ? value : "");
+  const char *env[] = {setting, NULL};
+  pr_opts_t o = {.preload = true, .timeout_s = 60, .drop_sizeclass_env = true, .env = env};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o), "could not run %s", prog);
+  cr_assert_exit(&r, 0);
+  unsigned in_order = 0, distinct = 0;
+  cr_assert_eq(sscanf(r.out, "%u %u", &in_order, &distinct), 2, "%s", r.out);
+  cr_assert_eq(distinct, 4000, "every block distinct: %s", r.out);
+  snprintf(err, err_len, "%s", r.err);
+  free(r.out);
+  return in_order;
+}
+
+/* SIZECLASS_HARDEN=random: consecutive blocks are not address neighbours
+ * (by default nearly all are: pages are carved in address order). */
+Test(harden_ok, random_placement_is_not_address_order) {
+  char err[4096];
+  unsigned plain = order_run(NULL, err, sizeof(err));
+  cr_assert_geq(plain, 3900, "by default blocks come in address order: %u of 3999", plain);
+  unsigned random = order_run("random", err, sizeof(err));
+  cr_assert_lt(random, 100, "random placement: %u of 3999 pairs in address order", random);
+  cr_assert_str_empty(err);
+}
+
+/* A bad value: one warning, and placement stays in address order. */
+Test(harden_ok, bad_harden_value_keeps_address_order) {
+  char err[4096];
+  unsigned n = order_run("randm", err, sizeof(err));
+  cr_assert_geq(n, 3900, "a bad value switched random placement on: %u of 3999", n);
+  cr_assert_str_eq(err,
+                   "sizeclass: SIZECLASS_HARDEN=\"randm\": expected off or random; blocks stay in "
+                   "address order\n");
+}
+
 /* The program refuses to run a scenario unpreloaded, so a missing preload
  * can never pass as "caught". */
 Test(harden_message, refuses_without_preload) {

@@ -135,6 +135,36 @@ static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigne
   page->state = SC_PAGE_ACTIVE;
   seg->pages_active++;
   a->counts[c].pages++;
+  if (sc_unlikely(sc__random_placement)) sc__page_shuffle(page);
+}
+
+void sc__page_shuffle(sc_page_t *page) {
+  if (sc__features & SC_FEATURE_CHECK) return; /* switched on since: see init.c */
+  uintptr_t base = (uintptr_t)sc__page_start(page);
+  unsigned shift = page->shift;
+  size_t n = SC_PAGE_SIZE >> shift;
+  /* Fisher-Yates over the block indices, kept in each block's second word
+   * (every class has two), then the list linked through the first. */
+  for (size_t i = 0; i < n; i++) ((sc_block_t *)(base + (i << shift)))->key = i;
+  uint64_t x = sc__page_key_new(page) | 1;
+  for (size_t i = n - 1; i > 0; i--) {
+    x ^= x >> 12, x ^= x << 25, x ^= x >> 27; /* xorshift64 */
+    size_t j = (size_t)(((x * 0x2545F4914F6CDD1Dull) >> 32) * (i + 1) >> 32);
+    sc_block_t *bi = (sc_block_t *)(base + (i << shift)), *bj = (sc_block_t *)(base + (j << shift));
+    uintptr_t t = bi->key;
+    bi->key = bj->key;
+    bj->key = t;
+  }
+  sc_block_t *next = sc__list_end(page);
+  for (size_t k = n; k-- > 0;) {
+    sc_block_t *b = (sc_block_t *)(base + (((sc_block_t *)(base + (k << shift)))->key << shift));
+    b->next = sc__encode(next, b, page);
+    next = b;
+  }
+  for (size_t i = 0; i < n; i++) ((sc_block_t *)(base + (i << shift)))->key = 0;
+  page->free = next;
+  page->carve_next = page->carve_end;
+  if (page->carve_end > page->fresh_end) sc__page_fresh_mark(page, page->carve_end);
 }
 
 /** A page for class c, to be carved from its start: an empty one of c

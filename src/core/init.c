@@ -13,11 +13,13 @@
 #include "core/seam.h"
 #include "core/snapshot.h"
 #include "core/sys_record.h"
+#include "util/settings.h"
 
 uintptr_t sc__secret;
 uintptr_t sc__key_secret;
 uintptr_t sc__key_mult;
 uintptr_t sc__remote_secret;
+bool sc__random_placement;
 static uintptr_t page_secret; /* the seed of the pages' keys */
 uint32_t sc__features;        /* feature_bits.h: set by the features' decision (seam.h) */
 uint64_t sc__stats_start_ns;  /* snapshot.h: the library's load time */
@@ -59,6 +61,17 @@ uintptr_t sc__page_key_new(const sc_page_t *page) {
   return mix64(page_secret + n * 0x9E3779B97F4A7C15ull) ^ mix64((uintptr_t)page ^ page_secret);
 }
 
+/** SIZECLASS_HARDEN=random, unless the checking mode is on: its free
+ * lists hold only poisoned blocks, which a shuffled fresh page's are not. */
+static void random_placement_decide(void) {
+  if (sc__setting(SC_SET_HARDEN) != SC_HARDEN_RANDOM) return;
+  if (sc__features & SC_FEATURE_CHECK) {
+    sc__warn("SIZECLASS_HARDEN=random is ignored with the checking mode on");
+    return;
+  }
+  sc__random_placement = true;
+}
+
 void sc__init(void) {
   if (sc_likely(atomic_load_explicit(&init_state, memory_order_acquire) == 2)) return;
   int expected = 0;
@@ -72,6 +85,7 @@ void sc__init(void) {
     page_secret = secrets[4];
     sc__sys_start();
     sc__seam_decide();
+    random_placement_decide();
     atomic_store_explicit(&init_state, 2, memory_order_release);
     return;
   }

@@ -301,6 +301,9 @@ extern uintptr_t sc__key_mult;
 extern uintptr_t sc__remote_secret;
 /** A fresh secret for a page taking a class (its `key`). */
 uintptr_t sc__page_key_new(const sc_page_t *page);
+/** SIZECLASS_HARDEN=random: pages hand their blocks out in a random order
+ * (sc__page_shuffle); set once at init. */
+extern bool sc__random_placement;
 /** Make the process-wide state ready; cheap and idempotent. */
 void sc__init(void);
 
@@ -379,6 +382,9 @@ void *sc__arena_refill(sc_arena_t *a, unsigned c);
  * bytes for class c, aligned to the class size so aligned requests stay
  * aligned (NULL with errno ENOMEM when it cannot). */
 void *sc__alloc_from_system(size_t n, unsigned c);
+/** Put every block of page, all free and none carved, on its free list in
+ * a random order, and count them carved (SIZECLASS_HARDEN=random). */
+void sc__page_shuffle(sc_page_t *page);
 /** After a free (local or drained) into page left `used` <= 0 as a signed
  * number: the page was full, carries the purge trap, or is now empty. */
 void sc__page_after_free(sc_page_t *page);

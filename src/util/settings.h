@@ -37,6 +37,7 @@ typedef enum {
   SC_SET_PURGE_DELAY_MS,
   SC_SET_PURGE_STEP,
   SC_SET_SYSTEM_TRIM,
+  SC_SET_HARDEN,
   SC_SETTINGS /* how many */
 } sc_setting_id_t;
 
@@ -113,6 +114,8 @@ enum { SC_STATS_FORMAT_TEXT = 0, SC_STATS_FORMAT_JSON = 1 };
 enum { SC_SITES_FORMAT_REPORT = 0, SC_SITES_FORMAT_FOLDED = 1 };
 enum { SC_FRAME_CHECK_OFF = 0, SC_FRAME_CHECK_WARN = 1, SC_FRAME_CHECK_ABORT = 2 };
 enum { SC_SYSTEM_TRIM_PACED = 0, SC_SYSTEM_TRIM_GLIBC = 1 };
+/* SIZECLASS_HARDEN: optional hardening beyond the default's. */
+enum { SC_HARDEN_OFF = 0, SC_HARDEN_RANDOM = 1 };
 /** Sampling rate of SIZECLASS_SITES=on: about one allocation per this
  * many requested bytes (docs/performance.md: its cost and accuracy). */
 #define SC_SITES_DEFAULT_RATE ((uint64_t)256 << 10)
