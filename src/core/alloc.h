@@ -117,15 +117,21 @@ static inline sc_block_t *sc__page_take_counted(sc_page_t *page, bool goes_on, u
     at += page->block_mask + 1;
     page->carve_next = at;
     if (sc_unlikely(at > page->fresh_end)) sc__page_fresh_mark(page, at);
+    /* Never handed out since the page was (re)carved: FREE in the map. */
+    *index = sc__map_index((uintptr_t)b, page->shift);
+    page->map[*index << eshift] = SC_MAP_LIVE;
+    page->used++;
+    if (count) page->allocs++;
+    return b;
   }
   *index = sc__map_index((uintptr_t)b, page->shift);
+  page->used++; /* first: the compiler keeps it one add before the asm */
+  if (count) page->allocs++;
 #if SC_HARDEN
   if (sc_unlikely(sc__map_take(&page->map[*index << eshift]))) goto corrupt;
 #else
   page->map[*index << eshift] = SC_MAP_LIVE;
 #endif
-  page->used++;
-  if (count) page->allocs++;
   return b;
 #if SC_HARDEN
 corrupt:
