@@ -107,11 +107,14 @@ static inline sc_block_t *sc__page_take_counted(sc_page_t *page, bool goes_on, u
 #endif
   } else {
     uint8_t *at = page->carve_next;
-#if SC_HARDEN
-    /* Not a block start: the list end, the page's own, or a bad link. */
-    if (sc_unlikely(b != sc__list_end(page))) goto corrupt;
-#endif
+    /* A head that is no block start is never handed out: NULL, or a fresh
+     * block below. */
     if (sc_unlikely(at == page->carve_end)) return NULL;
+#if SC_HARDEN
+    /* It must be the list end, the page's own (sc__list_end: one byte into
+     * the page); else a link was corrupted. */
+    if (sc_unlikely((uintptr_t)page->carve_end - (uintptr_t)b != SC_PAGE_SIZE - 1)) goto corrupt;
+#endif
     if (at == NULL) __builtin_unreachable(); /* a page's blocks are never at 0 */
     b = (sc_block_t *)at;
     at += page->block_mask + 1;
