@@ -20,6 +20,10 @@
 #include "core/seam.h"
 #include "core/sys_record.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/allocator_interface.h>
+#endif
+
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t count, size_t size);
 extern void *__libc_realloc(void *p, size_t n);
@@ -95,9 +99,14 @@ static bool valgrind_replaces_malloc(void) {
  * PREV_INUSE bit set). A fake chunk on the stack, in a global or in an
  * mmapped area is not. */
 static bool glibc_block_before_takeover(const void *p) {
+#if defined(__SANITIZE_ADDRESS__)
+  /* mk/sanitize.mk's ASan build: the system route is ASan's malloc, which
+   * knows its own blocks. */
+  return __sanitizer_get_ownership(p) != 0;
+#endif
   uintptr_t u = (uintptr_t)p;
-  if (!headers_are_glibcs || (u & 15) != 0 || u < heap_lo + 2 * sizeof(size_t) || u >= heap_hi)
-    return false;
+  if (!headers_are_glibcs) return true; /* a tool's malloc (valgrind) judges its own */
+  if ((u & 15) != 0 || u < heap_lo + 2 * sizeof(size_t) || u >= heap_hi) return false;
   size_t word = ((const size_t *)p)[-1];
   size_t size = word & ~(size_t)7;
   if ((word & 6) != 0 || size < 4 * sizeof(size_t) || (size & 15) != 0) return false;
