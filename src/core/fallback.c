@@ -21,7 +21,9 @@
 #include "core/sys_record.h"
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+/* ASan's allocator interface (sanitizer/allocator_interface.h, not always
+ * installed): non-zero when p is the start of one of its live blocks. */
+int __sanitizer_get_ownership(const volatile void *p);
 #endif
 
 extern void *__libc_malloc(size_t n);

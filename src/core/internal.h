@@ -110,6 +110,8 @@ typedef struct sc_page_s {
 } sc_page_t;
 
 _Static_assert(sizeof(sc_page_t) == 128, "a page descriptor is two cache lines");
+_Static_assert(offsetof(sc_page_t, shift) + 1 == 64 && offsetof(sc_page_t, shared_map) == 64,
+               "the owner's line is exactly full: a field more goes to the second line");
 
 /** The end of a page's free list: an odd value inside the page, never a
  * block, so that every link of a sound list, the last one included, points
