@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include "core/config.h"
@@ -96,9 +97,9 @@ static inline void *hu_block(const hu_env_t *env) {
 static inline int hu_double_free(const hu_env_t *env) {
   void *p = hu_block(env);
   if (p == NULL) return 2;
-  void *again = hu_opaque(p); /* the compiler must not know it is p */
+  void *again = hu_opaque(p);  /* the compiler must not know it is p */
+  env->announce((uintptr_t)p); /* first: printing may allocate, and get p again */
   free(p);
-  env->announce((uintptr_t)again);
   free(again);
   return 0;
 }
@@ -247,7 +248,7 @@ static inline int hu_corrupt_list(const hu_env_t *env) {
   void *again = hu_opaque(p);
   free(p);
   hu_scribble(again);
-  env->announce(0);
+  env->announce(hu_page_base(again));
   hu_opaque(malloc(HU_SIZE));
   hu_opaque(malloc(HU_SIZE));
   return 0;
@@ -261,8 +262,131 @@ static inline int hu_corrupt_remote(const hu_env_t *env) {
   int rc = hu_free_on_thread(env, &p, 1, false);
   if (rc != 0) return rc;
   hu_scribble(p);
-  env->announce(0);
+  env->announce(hu_page_base(p));
   for (long i = 0; i < (1L << 22); i++) hu_opaque(malloc(HU_SIZE));
+  return 0;
+}
+
+/* ---- forged links (a leaked link, a guessed key) ----------------------- */
+
+/** Three blocks a, b, v of one page (the scenario's precondition), or 3. */
+static inline int hu_three_in_page(const hu_env_t *env, void **a, void **b, void **v) {
+  for (int i = 0; i < 1000; i++) {
+    *a = hu_block(env);
+    *b = hu_block(env);
+    *v = hu_block(env);
+    if (*a == NULL || *b == NULL || *v == NULL) return 2;
+    if (hu_page_base(*a) == hu_page_base(*b) && hu_page_base(*b) == hu_page_base(*v)) return 0;
+  }
+  return 3;
+}
+
+/** An attacker's forgery: free a then b (b's link then leads to a), read
+ * b's link through a use-after-free and take it for `a ^ key` (one key for
+ * the whole process: the key is recovered from one freed block), then
+ * write `target ^ key` into b's link and malloc twice: the second malloc
+ * would hand out `target`. Returns 0 when it did (the forgery steered
+ * malloc: the test fails), 1 when the allocator gave another block and
+ * did not abort (no forgery, no detection either). */
+static inline int hu_forge(const hu_env_t *env, void *a, void *b, uintptr_t target) {
+  env->announce(hu_page_base(b)); /* first: printing may allocate */
+  free(hu_opaque(a));
+  free(hu_opaque(b));
+  uintptr_t leaked = *(volatile uintptr_t *)hu_opaque(b);
+  uintptr_t key = leaked ^ (uintptr_t)a;
+  /* The target's own first word must look like a link too (the pop that
+   * hands it out follows it): a live block's owner writes it at will. */
+  *(volatile uintptr_t *)target = (uintptr_t)a ^ key;
+  *(volatile uintptr_t *)hu_opaque(b) = target ^ key;
+  void *first = hu_opaque(malloc(HU_SIZE));
+  void *second = hu_opaque(malloc(HU_SIZE));
+  (void)first;
+  return (uintptr_t)second == target ? 0 : 1;
+}
+
+/** A forged link, made from a leaked one, to a live block: two owners. */
+static inline int hu_forged_link_live(const hu_env_t *env) {
+  void *a, *b, *v;
+  int rc = hu_three_in_page(env, &a, &b, &v);
+  if (rc != 0) return rc;
+  return hu_forge(env, a, b, (uintptr_t)v);
+}
+
+/** A forged link, made from a leaked one, to a misaligned address (half
+ * way into free block a, whose bytes a use-after-free writes: a block that
+ * overlaps two). */
+static inline int hu_forged_link_misaligned(const hu_env_t *env) {
+  void *a, *b, *v;
+  int rc = hu_three_in_page(env, &a, &b, &v);
+  if (rc != 0) return rc;
+  return hu_forge(env, a, b, (uintptr_t)a + HU_SIZE / 2);
+}
+
+/* ---- fake chunks above 1 KiB ------------------------------------------- */
+
+/** Room for a fake glibc chunk of 0x410 bytes (a 1032-byte block) and the
+ * two chunk headers after it. */
+typedef struct {
+  _Alignas(16) size_t w[(0x410 + 0x40) / sizeof(size_t)];
+} hu_fake_t;
+
+static hu_fake_t hu_fake_global;
+
+/** Make a fake in-use 0x410 chunk in f, with sane chunk headers after it
+ * (what glibc's checks look at), and return its block: the pointer a free
+ * would take, 16 bytes into it. */
+static inline void *hu_fake_chunk(hu_fake_t *f) {
+  memset(f, 0, sizeof(*f));
+  f->w[1] = 0x410 | 1; /* size, PREV_INUSE */
+  f->w[0x410 / sizeof(size_t) + 1] = 0x20 | 1;
+  f->w[0x430 / sizeof(size_t) + 1] = 0x20 | 1;
+  return hu_opaque(&f->w[2]);
+}
+
+/** What a fake chunk's block does in the allocator (`how`: 0 free, 1
+ * realloc, 2 malloc_usable_size); returns 0 (not caught) if it comes back.
+ * A freed fake would be what malloc(1032) returns next. */
+static inline int hu_fake_use(const hu_env_t *env, void *p, int how) {
+  env->announce((uintptr_t)p);
+  if (how == 0) {
+    free(p);
+  } else if (how == 1) {
+    void *q = realloc(p, 2000);
+    hu_opaque(q);
+  } else {
+    size_t n = malloc_usable_size(p);
+    hu_opaque((void *)n);
+  }
+  return 0;
+}
+
+static inline int hu_fake_stack_free(const hu_env_t *env) {
+  hu_fake_t f;
+  return hu_fake_use(env, hu_fake_chunk(&f), 0);
+}
+static inline int hu_fake_stack_realloc(const hu_env_t *env) {
+  hu_fake_t f;
+  return hu_fake_use(env, hu_fake_chunk(&f), 1);
+}
+static inline int hu_fake_stack_usable(const hu_env_t *env) {
+  hu_fake_t f;
+  return hu_fake_use(env, hu_fake_chunk(&f), 2);
+}
+static inline int hu_fake_global_free(const hu_env_t *env) {
+  return hu_fake_use(env, hu_fake_chunk(&hu_fake_global), 0);
+}
+static inline int hu_fake_global_realloc(const hu_env_t *env) {
+  return hu_fake_use(env, hu_fake_chunk(&hu_fake_global), 1);
+}
+
+/** A large block freed twice: the second free finds no record. */
+static inline int hu_double_free_large(const hu_env_t *env) {
+  void *p = hu_opaque(malloc(5000));
+  if (p == NULL || env->owns(p)) return 2;
+  void *again = hu_opaque(p);  /* the compiler must not know it is p */
+  env->announce((uintptr_t)p); /* first: printing may allocate, and get p again */
+  free(p);
+  free(again);
   return 0;
 }
 
@@ -281,6 +405,14 @@ static const hu_case_t hu_cases[] = {
     {"invalid_metadata", "invalid free", 0, hu_invalid_metadata},
     {"corrupt_list", "corrupted free list", HU_SIZE, hu_corrupt_list},
     {"corrupt_remote", "corrupted free list", HU_SIZE, hu_corrupt_remote},
+    {"forged_link_live", "corrupted free list", HU_SIZE, hu_forged_link_live},
+    {"forged_link_misaligned", "corrupted free list", HU_SIZE, hu_forged_link_misaligned},
+    {"fake_stack_free", "invalid free", 0, hu_fake_stack_free},
+    {"fake_stack_realloc", "realloc of invalid pointer", 0, hu_fake_stack_realloc},
+    {"fake_stack_usable", "malloc_usable_size of invalid pointer", 0, hu_fake_stack_usable},
+    {"fake_global_free", "invalid free", 0, hu_fake_global_free},
+    {"fake_global_realloc", "realloc of invalid pointer", 0, hu_fake_global_realloc},
+    {"double_free_large", "invalid free", 0, hu_double_free_large},
     {NULL, NULL, 0, NULL},
 };
 

@@ -17,10 +17,46 @@
 #include "sizeclass.h"
 
 /* glibc's own allocator, reachable under these names even when malloc is
- * interposed: blocks made here stand for "made before the library loaded". */
+ * interposed. Blocks made with it before the library took over (here, from
+ * .preinit_array, which runs before every constructor and before this
+ * program's first malloc) stand for "made before the library loaded": the
+ * library must free and resize them. One made after the takeover is a
+ * pointer the library never handed out, and is refused. */
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t count, size_t size);
 extern void *__libc_memalign(size_t align, size_t n);
+
+enum {
+  PRE_100,
+  PRE_1,
+  PRE_100B,
+  PRE_1024,
+  PRE_5000,
+  PRE_200,
+  PRE_3000,
+  PRE_CALLOC_20,
+  PRE_ALIGNED,
+  PRE_10,
+  PRE_10B,
+  PRE_32,
+  PRE_COUNT
+};
+static void *pre_blocks[PRE_COUNT];
+
+static void make_pre_blocks(void) {
+  static const size_t sizes[PRE_COUNT] = {100, 1, 100, 1024, 5000, 200, 3000, 0, 0, 10, 10, 32};
+  for (int i = 0; i < PRE_COUNT; i++) pre_blocks[i] = __libc_malloc(sizes[i]);
+  pre_blocks[PRE_CALLOC_20] = __libc_calloc(1, 20);
+  pre_blocks[PRE_ALIGNED] = __libc_memalign(256, 100);
+}
+__attribute__((section(".preinit_array"),
+               used)) static void (*const pre_init)(void) = make_pre_blocks;
+
+/** Pre-takeover block k (each test uses its own: each is freed once). */
+static void *pre_block(int k) {
+  cr_assert_not_null(pre_blocks[k], "no pre-takeover block %d", k);
+  return pre_blocks[k];
+}
 
 /** Class size a request of n bytes must get: the smallest power of two
  * >= max(n, 16), or 0 above 1024 (computed independently of the library). */
@@ -261,7 +297,7 @@ Test(core_api, realloc_to_zero_frees_and_returns_null) {
   void *big = cu_escape(malloc(5000));
   cr_assert_null(realloc(big, 0));
   cr_assert_eq(fallback_frees(), before + 1, "realloc(large, 0) did not free through glibc");
-  void *g = __libc_malloc(100);
+  void *g = pre_block(PRE_100);
   cr_assert_null(realloc(g, 0));
 }
 
@@ -457,9 +493,10 @@ Test(core_api, valloc_and_pvalloc_are_page_aligned) {
 Test(core_api, usable_size_of_null_and_glibc_blocks) {
   cr_assert_eq(malloc_usable_size(NULL), 0);
   cr_assert_eq(sc_usable_size(NULL), 0);
-  size_t sizes[] = {1, 100, 1024, 5000, 300000};
+  size_t sizes[] = {1, 100, 1024, 5000};
+  int blocks[] = {PRE_1, PRE_100B, PRE_1024, PRE_5000};
   for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-    void *g = __libc_malloc(sizes[i]);
+    void *g = pre_block(blocks[i]);
     cr_assert(!sc_owns(g));
     cr_assert_geq(malloc_usable_size(g), sizes[i]);
     cr_assert_eq(malloc_usable_size(g), glibc_usable_size(g));
@@ -470,29 +507,29 @@ Test(core_api, usable_size_of_null_and_glibc_blocks) {
 
 Test(core_api, glibc_blocks_are_resized_and_freed_by_glibc) {
   /* Shrink a glibc block into the classes: contents move. */
-  void *g = __libc_malloc(200);
+  void *g = pre_block(PRE_200);
   cu_fill(g, 200, 1);
   void *q = realloc(g, 50);
   cr_assert(sc_owns(q));
   cr_assert(cu_check(q, 50, 1));
   free(q);
   /* Grow a glibc block: it stays with glibc. */
-  g = __libc_malloc(3000);
+  g = pre_block(PRE_3000);
   cu_fill(g, 3000, 2);
   q = realloc(g, 9000);
   cr_assert(!sc_owns(q));
   cr_assert(cu_check(q, 3000, 2));
   free(q);
   /* A glibc block of under 1024 B grown into the classes. */
-  g = __libc_calloc(1, 20);
+  g = pre_block(PRE_CALLOC_20);
   cu_fill(g, 20, 3);
   q = realloc(g, 1000);
   cr_assert(sc_owns(q));
   cr_assert(cu_check(q, 20, 3));
   free(q);
   uint64_t before = fallback_frees();
-  free(__libc_memalign(256, 100));
-  free(__libc_malloc(10));
+  free(pre_block(PRE_ALIGNED));
+  free(pre_block(PRE_10));
   cr_assert_eq(fallback_frees(), before + 2, "free did not route glibc blocks to glibc");
 }
 
@@ -503,8 +540,8 @@ static void *free_in_thread(void *arg) {
 }
 
 Test(core_api, free_preserves_errno) {
-  void *blocks[] = {malloc(10),      malloc(1000),      malloc(5000),
-                    malloc(2 << 20), __libc_malloc(10), NULL};
+  void *blocks[] = {malloc(10),      malloc(1000),       malloc(5000),
+                    malloc(2 << 20), pre_block(PRE_10B), NULL};
   for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
     errno = 4242;
     free(blocks[i]);
@@ -648,7 +685,7 @@ Test(core_api, sc_owns_only_class_blocks) {
   cr_assert(!sc_owns(&local));
   cr_assert(!sc_owns(&global_object));
   cr_assert(!sc_owns((void *)sc_owns));
-  void *g = __libc_malloc(32);
+  void *g = pre_block(PRE_32);
   cr_assert(!sc_owns(g));
   free(g);
   void *big = cu_escape(malloc(2000));

@@ -9,10 +9,12 @@
  * Then the other side: legitimate reuse is never mistaken for misuse. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 
 #include "harden_util.h"
+#include "core/internal.h"
 #include "cr_util.h"
 #include "sizeclass.h"
 
@@ -44,6 +46,103 @@ DEATH_TEST(invalid_unused_page)
 DEATH_TEST(invalid_metadata)
 DEATH_TEST(corrupt_list)
 DEATH_TEST(corrupt_remote)
+DEATH_TEST(forged_link_live)
+DEATH_TEST(forged_link_misaligned)
+DEATH_TEST(fake_stack_free)
+DEATH_TEST(fake_stack_realloc)
+DEATH_TEST(fake_stack_usable)
+DEATH_TEST(fake_global_free)
+DEATH_TEST(fake_global_realloc)
+DEATH_TEST(double_free_large)
+
+/* ---- white box: the checks themselves, with the real keys ---------------- */
+
+/** The page and map entry of class block p (this process's library). */
+static sc_page_t *wb_page(void *p) {
+  uintptr_t u = (uintptr_t)p;
+  return sc__page_of(sc__segment_of(u), u);
+}
+static uint8_t *wb_entry(void *p) {
+  sc_page_t *page = wb_page(p);
+  return sc__map_entry(page->map, (uintptr_t)p, page->shift);
+}
+
+/** Free a then b, then make b's link lead to target, encoded with the
+ * page's real key (what an attacker who knew every secret would write),
+ * and malloc twice: the second would hand out target. */
+static void wb_forge(uintptr_t target_of(void *a, void *v)) {
+  void *a, *b, *v;
+  cr_assert_eq(hu_three_in_page(&in_process, &a, &b, &v), 0);
+  free(hu_opaque(a));
+  free(hu_opaque(b));
+  uintptr_t target = target_of(a, v);
+  ((sc_block_t *)hu_opaque(b))->next = sc__encode((sc_block_t *)target, b, wb_page(b));
+  /* The target's own link leads back into the page. */
+  ((sc_block_t *)target)->next = sc__encode((sc_block_t *)a, (void *)target, wb_page(b));
+  hu_opaque(malloc(HU_SIZE));
+  void *second = hu_opaque(malloc(HU_SIZE));
+  cr_assert_fail("malloc handed out %p (target %p) without aborting", second, (void *)target);
+}
+static uintptr_t wb_live(void *a, void *v) { return (void)a, (uintptr_t)v; }
+static uintptr_t wb_misaligned(void *a, void *v) { return (void)v, (uintptr_t)a + 8; }
+
+/* A correctly encoded link to a live block: the pop's map check stops it. */
+Test(harden_abort, keyed_link_to_live_block, .signal = SIGABRT, .init = cr_redirect_stderr) {
+  wb_forge(wb_live);
+}
+
+/* A correctly encoded link to a misaligned address: the block-start check
+ * stops it. */
+Test(harden_abort, keyed_link_misaligned, .signal = SIGABRT, .init = cr_redirect_stderr) {
+  wb_forge(wb_misaligned);
+}
+
+/* The other thread of racing_double_free_interleaved: it frees p (a
+ * remote free, held in its batch), waits, and exits (its batch then
+ * reaches the owner's remote list). */
+static sem_t wb_freed, wb_exit;
+static void *wb_free_main(void *p) {
+  free(hu_opaque(malloc(HU_SIZE))); /* an arena of its own */
+  free(p);
+  sem_post(&wb_freed);
+  sem_wait(&wb_exit);
+  return NULL;
+}
+
+/* The interleaving a racing cross-thread double free can produce, made
+ * step by step: the owner's free reads the block's map entry (LIVE), the
+ * other thread's free then succeeds, and the owner's write (FREE) lands
+ * last. The owner hands the block out again (it heads its free list), and
+ * the other thread's free reaches the owner's remote list: the owner's
+ * drain must notice before it hands the block out a second time. */
+Test(harden_abort, racing_double_free_interleaved, .signal = SIGABRT, .init = cr_redirect_stderr) {
+  sem_init(&wb_freed, 0, 0);
+  sem_init(&wb_exit, 0, 0);
+  void *p = hu_opaque(malloc(HU_SIZE));
+  free(hu_opaque(p)); /* the owner's free, whose writes ... */
+  uintptr_t link = ((uintptr_t *)p)[0];
+  *wb_entry(p) = SC_MAP_LIVE; /* ... have not landed yet */
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, wb_free_main, p), 0);
+  sem_wait(&wb_freed);
+  *wb_entry(p) = SC_MAP_FREE; /* now they do: its map entry, its link */
+  ((uintptr_t *)p)[0] = link;
+  void *again = hu_opaque(malloc(HU_SIZE));
+  cr_assert_eq(again, p, "the block heads its free list");
+  ((uintptr_t *)again)[1] = (uintptr_t)again;
+  sem_post(&wb_exit);
+  pthread_join(t, NULL);
+  static uintptr_t *blocks[16384];
+  for (int i = 0; i < 16384; i++) {
+    blocks[i] = hu_opaque(malloc(HU_SIZE));
+    blocks[i][1] = (uintptr_t)blocks[i];
+  }
+  cr_assert_eq(((uintptr_t *)again)[1], (uintptr_t)again, "block %p handed out twice", again);
+  for (int i = 0; i < 16384; i++)
+    cr_assert_eq(blocks[i][1], (uintptr_t)blocks[i], "block %p handed out twice",
+                 (void *)blocks[i]);
+  cr_assert_fail("the block freed twice was not caught");
+}
 
 /* ---- kind 2: preloaded program, exact message and SIGABRT --------------- */
 
@@ -71,13 +170,14 @@ static void expect_abort_message(const char *name) {
   cr_assert(end != r.out && *end == '\n', "%s: no address announced: '%s'", name, r.out);
   char want[256];
   if (strcmp(c->what, "corrupted free list") == 0)
-    snprintf(want, sizeof(want), "sizeclass: corrupted free list in class %u\n", c->class_size);
+    snprintf(want, sizeof(want), "sizeclass: corrupted free list in class %u B (page 0x%lx)\n",
+             c->class_size, addr);
   else if (c->class_size != 0)
     snprintf(want, sizeof(want), "sizeclass: %s of 0x%lx (class %u B)\n", c->what, addr,
              c->class_size);
   else
     snprintf(want, sizeof(want), "sizeclass: %s of 0x%lx\n", c->what, addr);
-  cr_assert(addr != 0 || strcmp(c->what, "corrupted free list") == 0, "%s: null address", name);
+  cr_assert(addr != 0, "%s: null address", name);
   cr_assert_str_eq(r.err, want, "%s", name);
   free(r.out);
 }
@@ -98,6 +198,93 @@ MESSAGE_TEST(invalid_unused_page)
 MESSAGE_TEST(invalid_metadata)
 MESSAGE_TEST(corrupt_list)
 MESSAGE_TEST(corrupt_remote)
+MESSAGE_TEST(forged_link_live)
+MESSAGE_TEST(forged_link_misaligned)
+MESSAGE_TEST(fake_stack_free)
+MESSAGE_TEST(fake_stack_realloc)
+MESSAGE_TEST(fake_stack_usable)
+MESSAGE_TEST(fake_global_free)
+MESSAGE_TEST(fake_global_realloc)
+MESSAGE_TEST(double_free_large)
+
+/* Two threads free one block at the same moment, 400 times, each attempt
+ * in a child process: every attempt ends in an abort with the double-free
+ * (or corrupted-list) message, or in one free winning cleanly; no block is
+ * ever handed out twice (harden_race checks the stamps of the class's next
+ * 4096 blocks). */
+Test(harden_race, racing_double_free_never_hands_out_twice, .timeout = 600) {
+  char prog[4096];
+  pr_prog_path(prog, sizeof(prog), "harden_race");
+  char *argv[] = {prog, "400", NULL};
+  pr_opts_t o = {.preload = true, .timeout_s = 500};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o), "could not run %s", prog);
+  cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0,
+            "wait status %#x; stdout: %s; stderr: %s", (unsigned)r.status, r.out, r.err);
+  long attempts = 0, aborted = 0, clean = 0, failed = -1;
+  cr_assert_eq(sscanf(r.out, "attempts %ld aborted %ld clean %ld failed %ld", &attempts, &aborted,
+                      &clean, &failed),
+               4, "%s", r.out);
+  cr_assert(attempts == 400 && failed == 0 && aborted + clean == attempts, "%s", r.out);
+  free(r.out);
+}
+
+/* The system route refuses pointers it did not hand out, but blocks glibc
+ * made before the library took over are freed, resized and measured as
+ * before (tests/progs/sys_before_takeover: made from .preinit_array). */
+Test(harden_ok, glibc_blocks_from_before_the_takeover) {
+  char prog[4096];
+  pr_prog_path(prog, sizeof(prog), "sys_before_takeover");
+  char *argv[] = {prog, NULL};
+  pr_opts_t o = {.preload = true, .timeout_s = 60};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o), "could not run %s", prog);
+  cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && strcmp(r.out, "ok\n") == 0,
+            "wait status %#x; stdout: %s; stderr: %s", (unsigned)r.status, r.out, r.err);
+  free(r.out);
+}
+
+/** Run harden_order with SIZECLASS_HARDEN=value (NULL: unset): the blocks
+ * of its 3999 consecutive pairs that lie in address order. */
+static unsigned order_run(const char *value, char *err, size_t err_len) {
+  char prog[4096];
+  pr_prog_path(prog, sizeof(prog), "harden_order");
+  char *argv[] = {prog, NULL};
+  char setting[64];
+  snprintf(setting, sizeof(setting), "SIZECLASS_HARDEN=%s", value != NULL ? value : "");
+  const char *env[] = {setting, NULL};
+  pr_opts_t o = {.preload = true, .timeout_s = 60, .drop_sizeclass_env = true, .env = env};
+  pr_result_t r;
+  cr_assert(pr_run(&r, argv, &o), "could not run %s", prog);
+  cr_assert_exit(&r, 0);
+  unsigned in_order = 0, distinct = 0;
+  cr_assert_eq(sscanf(r.out, "%u %u", &in_order, &distinct), 2, "%s", r.out);
+  cr_assert_eq(distinct, 4000, "every block distinct: %s", r.out);
+  snprintf(err, err_len, "%s", r.err);
+  free(r.out);
+  return in_order;
+}
+
+/* SIZECLASS_HARDEN=random: consecutive blocks are not address neighbours
+ * (by default nearly all are: pages are carved in address order). */
+Test(harden_ok, random_placement_is_not_address_order) {
+  char err[4096];
+  unsigned plain = order_run(NULL, err, sizeof(err));
+  cr_assert_geq(plain, 3900, "by default blocks come in address order: %u of 3999", plain);
+  unsigned random = order_run("random", err, sizeof(err));
+  cr_assert_lt(random, 100, "random placement: %u of 3999 pairs in address order", random);
+  cr_assert_str_empty(err);
+}
+
+/* A bad value: one warning, and placement stays in address order. */
+Test(harden_ok, bad_harden_value_keeps_address_order) {
+  char err[4096];
+  unsigned n = order_run("randm", err, sizeof(err));
+  cr_assert_geq(n, 3900, "a bad value switched random placement on: %u of 3999", n);
+  cr_assert_str_eq(err,
+                   "sizeclass: SIZECLASS_HARDEN=\"randm\": expected off or random; blocks stay in "
+                   "address order\n");
+}
 
 /* The program refuses to run a scenario unpreloaded, so a missing preload
  * can never pass as "caught". */

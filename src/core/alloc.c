@@ -56,7 +56,8 @@ void *sc__realloc(void *p, size_t n) {
     old_size = (size_t)page->shared_mask + 1;
     /* A freed block must not come back to life through realloc. */
     const uint8_t *state = sc__map_entry(page->shared_map, u, page->shared_shift);
-    bool freed = __atomic_load_n(state, __ATOMIC_RELAXED) == SC_MAP_FREE;
+    uint8_t st = __atomic_load_n(state, __ATOMIC_RELAXED);
+    bool freed = st == SC_MAP_FREE || st == SC_MAP_PENDING; /* PENDING: freed remotely */
     /* A feature may hold freed blocks that are still live in the map (the
      * checking mode's quarantine). */
     if ((sc__features & SC_FEATURES_HOLD_FREED) && sc__seam_realloc_freed(p)) freed = true;

@@ -50,19 +50,51 @@ static inline void sc__page_fresh_mark(sc_page_t *page, uint8_t *end) {
   page->shared_carved = (uint32_t)((uintptr_t)end - sc__page_base(page));
 }
 
+/** Mark map entry m live: true when it was not FREE (a forged or
+ * corrupted link led to a block in use). One subtract and one branch on
+ * x86-64: FREE - 1 is LIVE, and only FREE borrows. */
+static inline bool sc__map_take(uint8_t *m) {
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+  bool nc;
+  __asm__("subb $1, %0" : "+m"(*m), "=@ccnc"(nc));
+  return nc;
+#else
+  uint8_t was = *m;
+  *m = SC_MAP_LIVE;
+  return was != SC_MAP_FREE;
+#endif
+}
+
+/** True when b has any of the bits of page's block mask set: not a block
+ * start (or the list end, which is odd). One test with the mask in memory
+ * on x86-64 (the compiler would load it into a register first). */
+static inline bool sc__not_block_start(const sc_block_t *b, const sc_page_t *page) {
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+  bool nz;
+  __asm__("testw %w1, %2" : "=@ccnz"(nz) : "r"(b), "m"(page->block_mask));
+  return nz;
+#else
+  return ((uintptr_t)b & page->block_mask) != 0;
+#endif
+}
+
 /** Take a block from page: the head of its free list, else the next block
  * in address order; marked live in the map (entries of 2^eshift bytes: 0
  * in the default tier, SC_MAP_WIDE_SHIFT with requested sizes; *index:
- * its index) and counted in the page. NULL when the page has neither. A
- * corrupted free-list link ends in sc__fatal_list_of (for callers that
- * return the block at once: a tail jump) or, with `goes_on`, in
- * sc__fatal_list_at; neither returns. */
+ * its index) and counted in the page. NULL when the page has neither.
+ * Hardened, the block taken is a block start of the page that the map says
+ * is free: the link that led to it stayed in the page (checked when it was
+ * popped), the head's low bits are tested against the block mask (an odd
+ * value: the list end, which must then be the page's own) and the map's
+ * borrow says FREE. A corrupted free-list link ends in sc__fatal_list_of
+ * (for callers that return the block at once: a tail jump) or, with
+ * `goes_on`, in sc__fatal_list_at; neither returns. */
 static inline sc_block_t *sc__page_take_counted(sc_page_t *page, bool goes_on, unsigned eshift,
                                                 size_t *index, bool count) {
   (void)goes_on; /* only the hardened check uses it */
   sc_block_t *b = page->free;
-  if (sc_likely(!sc__is_list_end(b))) {
-    sc_block_t *next = sc__decode(b->next);
+  if (sc_likely(!sc__not_block_start(b, page))) {
+    sc_block_t *next = sc__decode(b->next, b, page);
     page->free = next;
     /* The next block's line, for the next malloc of this class: a page's
      * free blocks are often cold (freed long ago), and the pop must read
@@ -71,25 +103,44 @@ static inline sc_block_t *sc__page_take_counted(sc_page_t *page, bool goes_on, u
 #if SC_HARDEN
     /* A link must stay in its page (its end does too): checked after the
      * store, so the check reuses the register the store no longer needs. */
-    if (sc_unlikely((((uintptr_t)next ^ (uintptr_t)b) >> SC_PAGE_SHIFT) != 0)) {
-      if (goes_on) sc__fatal_list_at(page);
-      return sc__fatal_list_of(page);
-    }
+    if (sc_unlikely((((uintptr_t)next ^ (uintptr_t)b) >> SC_PAGE_SHIFT) != 0)) goto corrupt;
 #endif
   } else {
     uint8_t *at = page->carve_next;
+    /* A head that is no block start is never handed out: NULL, or a fresh
+     * block below. */
     if (sc_unlikely(at == page->carve_end)) return NULL;
+#if SC_HARDEN
+    /* It must be the list end, the page's own (sc__list_end: one byte into
+     * the page); else a link was corrupted. */
+    if (sc_unlikely((uintptr_t)page->carve_end - (uintptr_t)b != SC_PAGE_SIZE - 1)) goto corrupt;
+#endif
     if (at == NULL) __builtin_unreachable(); /* a page's blocks are never at 0 */
     b = (sc_block_t *)at;
     at += page->block_mask + 1;
     page->carve_next = at;
     if (sc_unlikely(at > page->fresh_end)) sc__page_fresh_mark(page, at);
+    /* Never handed out since the page was (re)carved: FREE in the map. */
+    *index = sc__map_index((uintptr_t)b, page->shift);
+    page->map[*index << eshift] = SC_MAP_LIVE;
+    page->used++;
+    if (count) page->allocs++;
+    return b;
   }
   *index = sc__map_index((uintptr_t)b, page->shift);
-  page->map[*index << eshift] = SC_MAP_LIVE;
-  page->used++;
+  page->used++; /* first: the compiler keeps it one add before the asm */
   if (count) page->allocs++;
+#if SC_HARDEN
+  if (sc_unlikely(sc__map_take(&page->map[*index << eshift]))) goto corrupt;
+#else
+  page->map[*index << eshift] = SC_MAP_LIVE;
+#endif
   return b;
+#if SC_HARDEN
+corrupt:
+  if (goes_on) sc__fatal_list_at(page);
+  return sc__fatal_list_of(page);
+#endif
 }
 /** The same, counted in the page's `allocs` (the default tier's figure;
  * the exact tier counts its own). */
@@ -116,15 +167,16 @@ static inline bool sc__used_dec(uint32_t *used) {
 #endif
 }
 
-/** --*m, and true when the result is not 0 (the byte was not LIVE): one
- * subtract and one branch on x86-64. */
+/** Mark map entry m free: true when it was not LIVE (LIVE + 1 is FREE,
+ * and only LIVE gives 0). One add and one branch on x86-64. (The name is
+ * from when LIVE was 1; the exact tier's free uses it too.) */
 static inline bool sc__map_dec(uint8_t *m) {
 #if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
   bool nz;
-  __asm__("subb $1, %0" : "+m"(*m), "=@ccnz"(nz));
+  __asm__("addb $1, %0" : "+m"(*m), "=@ccnz"(nz));
   return nz;
 #else
-  return --*m != 0;
+  return ++*m != 0;
 #endif
 }
 
@@ -134,7 +186,7 @@ static inline bool sc__map_dec(uint8_t *m) {
  * (sc__page_free_marked sorts it out: a sampled block, or misuse). A
  * pointer inside a block is caught by the mask; one to a block that is
  * free or was never handed out, by the map byte (which the test leaves
- * decremented: sc__page_free_marked restores it). */
+ * incremented: sc__page_free_marked restores it). */
 static inline int sc__page_put(sc_page_t *page, void *p, unsigned eshift) {
   sc_block_t *b = (sc_block_t *)p;
 #if SC_HARDEN
@@ -142,7 +194,7 @@ static inline int sc__page_put(sc_page_t *page, void *p, unsigned eshift) {
 #endif
   if (sc_unlikely(sc__map_dec(&page->map[sc__map_index((uintptr_t)p, page->shift) << eshift])))
     return -1;
-  b->next = sc__encode(page->free);
+  b->next = sc__encode(page->free, b, page);
   page->free = b;
   return sc__used_dec(&page->used);
 }

@@ -22,7 +22,12 @@ sc_tls sc_thread_t sc__thread = {
 
 /* current[c] points here when a class has no page: it has no free block and
  * no room to carve, so the fast path falls through to the slow path. */
-sc_page_t sc__empty_page = {.free = (sc_block_t *)1}; /* a list end; carve_next == carve_end */
+/* Its list end is its own (sc__list_end: carve_end is one page above 0),
+ * and so is nothing else: block_mask is odd, like every page's. */
+sc_page_t sc__empty_page = {.free = (sc_block_t *)1,
+                            .carve_next = (uint8_t *)SC_PAGE_SIZE,
+                            .carve_end = (uint8_t *)SC_PAGE_SIZE,
+                            .block_mask = 1};
 
 _Atomic uint64_t sc__orphan_remote_frees[SC_CLASSES];
 
@@ -114,6 +119,7 @@ static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigne
   page->used = 0;
   page->carve_next = start;
   page->carve_end = start + SC_PAGE_SIZE;
+  page->key = sc__page_key_new(page);
   page->free = sc__list_end(page);
   page->arena = a;
   page->allocs = 0;
@@ -130,6 +136,36 @@ static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigne
   page->state = SC_PAGE_ACTIVE;
   seg->pages_active++;
   a->counts[c].pages++;
+  if (sc_unlikely(sc__random_placement)) sc__page_shuffle(page);
+}
+
+void sc__page_shuffle(sc_page_t *page) {
+  if (sc__features & SC_FEATURE_CHECK) return; /* switched on since: see init.c */
+  uintptr_t base = (uintptr_t)sc__page_start(page);
+  unsigned shift = page->shift;
+  size_t n = SC_PAGE_SIZE >> shift;
+  /* Fisher-Yates over the block indices, kept in each block's second word
+   * (every class has two), then the list linked through the first. */
+  for (size_t i = 0; i < n; i++) ((sc_block_t *)(base + (i << shift)))->key = i;
+  uint64_t x = sc__page_key_new(page) | 1;
+  for (size_t i = n - 1; i > 0; i--) {
+    x ^= x >> 12, x ^= x << 25, x ^= x >> 27; /* xorshift64 */
+    size_t j = (size_t)(((x * 0x2545F4914F6CDD1Dull) >> 32) * (i + 1) >> 32);
+    sc_block_t *bi = (sc_block_t *)(base + (i << shift)), *bj = (sc_block_t *)(base + (j << shift));
+    uintptr_t t = bi->key;
+    bi->key = bj->key;
+    bj->key = t;
+  }
+  sc_block_t *next = sc__list_end(page);
+  for (size_t k = n; k-- > 0;) {
+    sc_block_t *b = (sc_block_t *)(base + (((sc_block_t *)(base + (k << shift)))->key << shift));
+    b->next = sc__encode(next, b, page);
+    next = b;
+  }
+  for (size_t i = 0; i < n; i++) ((sc_block_t *)(base + (i << shift)))->key = 0;
+  page->free = next;
+  page->carve_next = page->carve_end;
+  if (page->carve_end > page->fresh_end) sc__page_fresh_mark(page, page->carve_end);
 }
 
 /** A page for class c, to be carved from its start: an empty one of c
@@ -189,17 +225,19 @@ void sc__page_free_marked(void *p, sc_page_t *page) {
 #if SC_HARDEN
   if ((u & page->block_mask) != 0) sc__fatal_invalid(p); /* inside a block: map untouched */
 #endif
-  uint8_t was = (uint8_t)(*m + 1); /* sc__page_put decremented it */
+  uint8_t was = (uint8_t)(*m - 1); /* sc__page_put incremented it */
   if (sc_likely(was == SC_MAP_SAMPLED)) {
     *m = SC_MAP_FREE;
     sc__seam_free_sampled(p);
     sc_block_t *b = p;
-    b->next = sc__encode(page->free);
+    b->next = sc__encode(page->free, b, page);
     page->free = b;
     if ((int32_t)--page->used <= 0) sc__page_after_free(page);
     return;
   }
   *m = was;
+  /* PENDING: another thread freed it, and it waits on our remote list. */
+  if (was == SC_MAP_PENDING) sc__fatal_double(p, page);
   if (was != SC_MAP_FREE || u >= (uintptr_t)page->carve_next) sc__fatal_invalid(p);
   sc__fatal_double(p, page);
 }
@@ -214,26 +252,39 @@ static sc_always_inline bool remote_link_ok(const sc_arena_t *a, uintptr_t u) {
   return page->arena == a && (u & page->block_mask) == 0 && u < (uintptr_t)page->carve_next;
 }
 
+/** Block p of page, drained from the remote list: it must be PENDING (one
+ * remote free won its race); else the owner freed it too, or a forged
+ * remote link led here, and it is a double free. Then it is FREE. */
+static sc_always_inline void drain_mark_free(sc_page_t *page, uintptr_t p, unsigned class_size) {
+  uint8_t *m = sc__map_entry(page->map, p, page->shift);
+  if (sc_unlikely(__atomic_load_n(m, __ATOMIC_RELAXED) != SC_MAP_PENDING))
+    sc__fatal_block("double free", (const void *)p, class_size);
+  __atomic_store_n(m, SC_MAP_FREE, __ATOMIC_RELAXED);
+}
+
 /** Move the blocks of list head (other threads' frees) back to their pages
  * of arena a; `exact`: exact statistics see each (the seam). Written once,
  * compiled twice: the default tier's loop has no call in it. */
 static sc_always_inline void drain_list(sc_arena_t *a, uintptr_t head, bool exact) {
   unsigned class_size = 0; /* class of the block whose link led to head */
+  uintptr_t from = 0;      /* its page */
   while (head != 0) {
     /* Check a link before following it: a use-after-free write into a
      * block on this list must abort with a message, not fault. */
-    if (sc_unlikely(!remote_link_ok(a, head))) sc__fatal_list(class_size);
+    if (sc_unlikely(!remote_link_ok(a, head))) sc__fatal_list(class_size, from);
     sc_block_t *b = (sc_block_t *)head;
-    sc_block_t *next = sc__decode(b->next);
+    uintptr_t next = sc__remote_decode(b->next, b);
     sc_page_t *page = sc__page_of(sc__segment_of(head), head);
     sc_assert((page->used & SC_USED_COUNT) != 0);
     class_size = page->shared_mask + 1;
+    from = head & ~(uintptr_t)(SC_PAGE_SIZE - 1);
+    drain_mark_free(page, head, class_size);
     a->counts[page->class_idx].drained++;
     if (exact) sc__seam_drained(a, page, head);
-    b->next = sc__encode(page->free);
+    b->next = sc__encode(page->free, b, page);
     page->free = b;
     if ((int32_t)--page->used <= 0) sc__page_after_free(page);
-    head = (uintptr_t)next;
+    head = next;
     /* The end of a run of one page's blocks. */
     if (SC_DEBUG && (head == 0 || sc__page_of(sc__segment_of(head), head) != page))
       sc_validate_page_if_active(page);
@@ -256,7 +307,7 @@ static void push_remote(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
   sc_block_t *last = (sc_block_t *)tail;
   uintptr_t old = atomic_load_explicit(&owner->remote_free, memory_order_relaxed);
   do {
-    last->next = sc__encode((sc_block_t *)old);
+    last->next = sc__remote_encode(old, last);
   } while (!atomic_compare_exchange_weak_explicit(&owner->remote_free, &old, head,
                                                   memory_order_release, memory_order_relaxed));
   if (sc_unlikely(old == 0)) sc__purge_remote_list_started(owner);
@@ -273,19 +324,22 @@ static void check_shared(const sc_page_t *page, uintptr_t p) {
     sc__fatal_invalid((const void *)p);
 }
 
-/** Mark block p of another thread's page free in its map (a byte store of
- * its own: the owner's stores to its neighbours are never lost); a block
- * that was not live is a double free. A sampled block's feature sees it. */
+/** Move block p of another thread's page from LIVE (or SAMPLED) to
+ * PENDING in its map with one locked compare-and-swap (a byte of its own:
+ * the owner's stores to its neighbours are never lost). Of two frees of one
+ * block racing here, one wins; a block that was not live is a double free.
+ * A local free racing with it is caught by the owner's drain (drain_mark_free).
+ * A sampled block's feature sees it. */
 static void map_free_remote(const sc_page_t *page, uintptr_t p) {
   uint8_t *m = sc__map_entry(page->shared_map, p, page->shared_shift);
-  uint8_t v = __atomic_load_n(m, __ATOMIC_RELAXED);
-  if (sc_unlikely(v != SC_MAP_LIVE)) {
-    if (v != SC_MAP_SAMPLED) sc__fatal_block("double free", (const void *)p, page->shared_mask + 1);
-    __atomic_store_n(m, SC_MAP_FREE, __ATOMIC_RELAXED);
-    sc__seam_free_sampled((void *)p);
+  uint8_t v = SC_MAP_LIVE;
+  if (sc_likely(__atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED)))
     return;
-  }
-  __atomic_store_n(m, SC_MAP_FREE, __ATOMIC_RELAXED);
+  if (v != SC_MAP_SAMPLED || !__atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false,
+                                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    sc__fatal_block("double free", (const void *)p, page->shared_mask + 1);
+  sc__seam_free_sampled((void *)p);
 }
 
 /** Free of block p (of seg/page) owned by another arena: push it on the
@@ -315,7 +369,7 @@ static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
     sc__arena_flush_remote(me);
     me->batch_owner = owner;
   }
-  b->next = sc__encode((sc_block_t *)me->batch_head);
+  b->next = sc__remote_encode(me->batch_head, b);
   if (me->batch_count++ == 0) me->batch_tail = p;
   me->batch_head = p;
   if (me->batch_count >= SC_REMOTE_BATCH) sc__arena_flush_remote(me);

@@ -15,8 +15,16 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/seam.h"
+#include "core/sys_record.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+/* ASan's allocator interface (sanitizer/allocator_interface.h, not always
+ * installed): non-zero when p is the start of one of its live blocks. */
+int __sanitizer_get_ownership(const volatile void *p);
+#endif
 
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t count, size_t size);
@@ -26,7 +34,18 @@ extern void __libc_free(void *p);
 
 sc_fallback_shared_t sc__fallback_shared;
 
-void sc__sys_start(void) { __libc_free(__libc_malloc(1)); }
+/* glibc's main heap when the library took over (sc__sys_start): blocks the
+ * program got from glibc before then may lie in [heap_lo, heap_hi) and are
+ * the only unrecorded pointers the system route accepts. */
+static uintptr_t heap_lo, heap_hi;
+
+void sc__sys_start(void) {
+  __libc_free(__libc_malloc(1));
+  heap_hi = (uintptr_t)sbrk(0);
+  /* The main heap's bytes (other arenas' too, at worst: a lower bound). */
+  struct mallinfo2 mi = mallinfo2();
+  heap_lo = mi.arena < heap_hi ? heap_hi - mi.arena : 0;
+}
 
 /* glibc's malloc_usable_size has no __libc_ alias; the constructor finds
  * it (never from inside malloc) in glibc itself: the next definition after
@@ -75,6 +94,55 @@ static bool valgrind_replaces_malloc(void) {
   return false;
 }
 
+/** True when p, which the record does not know, is a block glibc handed
+ * out before the library took over: inside glibc's main heap as it was
+ * then, and its chunk header that of an in-use chunk of that heap (a sane
+ * size, not mmapped, main arena, the next chunk inside the heap with its
+ * PREV_INUSE bit set). A fake chunk on the stack, in a global or in an
+ * mmapped area is not. */
+static bool glibc_block_before_takeover(const void *p) {
+#if defined(__SANITIZE_ADDRESS__)
+  /* mk/sanitize.mk's ASan build: the system route is ASan's malloc, which
+   * knows its own blocks. */
+  return __sanitizer_get_ownership(p) != 0;
+#endif
+  uintptr_t u = (uintptr_t)p;
+  if (!headers_are_glibcs) return true; /* a tool's malloc (valgrind) judges its own */
+  if ((u & 15) != 0 || u < heap_lo + 2 * sizeof(size_t) || u >= heap_hi) return false;
+  size_t word = ((const size_t *)p)[-1];
+  size_t size = word & ~(size_t)7;
+  if ((word & 6) != 0 || size < 4 * sizeof(size_t) || (size & 15) != 0) return false;
+  uintptr_t next = u - 2 * sizeof(size_t) + size;
+  uintptr_t top = (uintptr_t)sbrk(0);
+  if (next < u || next + 2 * sizeof(size_t) > top) return false;
+  return (((const size_t *)next)[1] & 1) != 0;
+}
+
+/** Record block p that the system route hands to the program: p, or NULL
+ * (ENOMEM) when the record cannot grow (a block it does not know could
+ * never be freed). A stale record (glibc handed out an address whose free
+ * went around us, with __libc_free) is replaced. */
+static sc_noinline void *record_slow(void *p) {
+  if (sc__sysrec_remove(p, NULL) && sc__sysrec_insert(p, 0)) return p;
+  __libc_free(p);
+  errno = ENOMEM;
+  return NULL;
+}
+static inline void *record(void *p) {
+  if (p != NULL && sc_unlikely(!sc__sysrec_insert(p, 0))) return record_slow(p);
+  return p;
+}
+
+/** p, outside the segments, is about to be freed or resized by the system
+ * route (`call`: the message's words): forget its record, or accept it as
+ * glibc's from before the takeover; anything else aborts. True when it was
+ * recorded. */
+static bool forget(void *p, uint32_t *info, const char *call) {
+  if (sc_likely(sc__sysrec_remove(p, info))) return true;
+  if (!glibc_block_before_takeover(p)) sc__fatal_block(call, p, 0);
+  return false;
+}
+
 static size_t block_size(const void *p) {
   if (sc_likely(headers_are_glibcs) || sys_usable_size_fn == NULL) return header_size(p);
   return sys_usable_size_fn((void *)p);
@@ -93,6 +161,8 @@ void sc__sys_bind(void) {
 }
 
 size_t sc__sys_usable_size(const void *p) {
+  if (sc_unlikely(!sc__sysrec_lookup(p, NULL)) && !glibc_block_before_takeover(p))
+    sc__fatal_block("malloc_usable_size of invalid pointer", p, 0);
   if (sys_usable_size_fn != NULL) return sys_usable_size_fn((void *)p);
   return header_size(p); /* before the constructor */
 }
@@ -144,7 +214,7 @@ static void count_made(void *p, int call) {
  * (a thread with an arena, no feature on, glibc's headers): the counts on
  * the thread's own line, and nothing else around glibc's call. */
 void *sc__sys_malloc(size_t n) {
-  void *p = __libc_malloc(n);
+  void *p = record(__libc_malloc(n));
   sc_arena_t *a = sc__thread.arena;
   if (sc_likely(p != NULL && a != NULL && sys_plain)) {
     sc_fallback_counts_t *k = &a->fallback;
@@ -159,23 +229,33 @@ void *sc__sys_malloc(size_t n) {
 }
 
 void *sc__sys_calloc(size_t count, size_t size) {
-  void *p = __libc_calloc(count, size);
+  void *p = record(__libc_calloc(count, size));
   count_made(p, CALL_MALLOC);
   if (sc__features != 0) sc__seam_sys_alloc(p, count * size); /* checked by the caller */
   return p;
 }
 
 void *sc__sys_memalign(size_t align, size_t n) {
-  void *p = __libc_memalign(align, n);
+  void *p = record(__libc_memalign(align, n));
   count_made(p, CALL_ALIGNED);
   if (sc__features != 0) sc__seam_sys_alloc(p, n);
   return p;
 }
 
 void *sc__sys_realloc(void *p, size_t n) {
+  uint32_t info = 0;
+  bool was = forget(p, &info, "realloc of invalid pointer");
   size_t old = block_size(p);
-  if (sc__features != 0) sc__seam_sys_free(p);
+  if (sc__features != 0) sc__seam_sys_free(p, info, old);
   void *q = __libc_realloc(p, n);
+  if (q != NULL && sc_unlikely(!sc__sysrec_insert(q, 0))) {
+    /* The record cannot grow: glibc's realloc moved or resized the block,
+     * which the program then cannot keep. Give it back, as a failed
+     * realloc would leave it (the old contents are lost: never seen). */
+    q = record_slow(q);
+  } else if (q == NULL && was) {
+    sc__sysrec_insert(p, 0); /* p stays valid */
+  }
   count_call(CALL_REALLOC, q, q != NULL ? block_size(q) : 0, false, old);
   if (sc__features != 0) sc__seam_sys_alloc(q != NULL ? q : p, q != NULL ? n : old);
   return q;
@@ -183,9 +263,9 @@ void *sc__sys_realloc(void *p, size_t n) {
 
 /** free of a system block by a thread without an arena, or with features
  * on, or without glibc's headers. */
-static sc_noinline void sys_free_any(void *p) {
-  if (sc__features != 0) sc__seam_sys_free(p);
+static sc_noinline void sys_free_any(void *p, uint32_t info) {
   uint64_t bytes = block_size(p);
+  if (sc__features != 0) sc__seam_sys_free(p, info, bytes);
   sc_arena_t *a = sc__thread.arena;
   if (sc_likely(a != NULL)) {
     a->fallback.frees++;
@@ -213,6 +293,8 @@ static sc_noinline void sys_free_trim(sc_arena_t *a, uint64_t freed, void *p) {
 }
 
 void sc__sys_free(void *p) {
+  uint32_t info = 0; /* the features' word of p's record */
+  if (sc_unlikely(!sc__sysrec_remove(p, &info))) forget(p, &info, "invalid free");
   sc_arena_t *a = sc__thread.arena;
   if (sc_likely(a != NULL && sys_plain)) {
     sc_fallback_counts_t *k = &a->fallback;
@@ -226,5 +308,5 @@ void sc__sys_free(void *p) {
     __libc_free(p);
     return;
   }
-  sys_free_any(p);
+  sys_free_any(p, info);
 }

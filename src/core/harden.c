@@ -89,10 +89,16 @@ void sc__fatal_block(const char *what, const void *p, unsigned class_size) {
   sc__abort_with_report(sc__diag_cstr(&d));
 }
 
-void sc__fatal_list(unsigned class_size) {
+void sc__fatal_list(unsigned class_size, uintptr_t page_base) {
   sc_diag_t d = {.len = 0};
   sc__diag_str(&d, "corrupted free list in class ");
   sc__diag_uint(&d, class_size);
+  if (class_size != 0) sc__diag_str(&d, " B");
+  if (page_base != 0) {
+    sc__diag_str(&d, " (page ");
+    sc__diag_hex(&d, page_base);
+    sc__diag_str(&d, ")");
+  }
   sc__abort_with_report(sc__diag_cstr(&d));
 }
 
@@ -104,8 +110,8 @@ void sc__fatal_double(const void *p, const sc_page_t *page) {
   sc__fatal_block("double free", p, page->block_mask + 1);
 }
 
-void *sc__fatal_list_of(const sc_page_t *page) {
-  sc__fatal_list(page->block_mask + 1); /* never returns */
-}
+void *sc__fatal_list_of(const sc_page_t *page) { sc__fatal_list_at(page); /* never returns */ }
 
-void sc__fatal_list_at(const sc_page_t *page) { sc__fatal_list(page->block_mask + 1); }
+void sc__fatal_list_at(const sc_page_t *page) {
+  sc__fatal_list(page->block_mask + 1, (uintptr_t)page->carve_end - SC_PAGE_SIZE);
+}

@@ -13,30 +13,64 @@
 #include "core/seam.h"
 #include "core/snapshot.h"
 #include "util/stream.h"
+#include "core/sys_record.h"
+#include "util/settings.h"
 
 uintptr_t sc__secret;
 uintptr_t sc__key_secret;
-uint32_t sc__features;       /* feature_bits.h: set by the features' decision (seam.h) */
-uint64_t sc__stats_start_ns; /* snapshot.h: the library's load time */
+uintptr_t sc__key_mult;
+uintptr_t sc__remote_secret;
+bool sc__random_placement;
+static uintptr_t page_secret; /* the seed of the pages' keys */
+uint32_t sc__features;        /* feature_bits.h: set by the features' decision (seam.h) */
+uint64_t sc__stats_start_ns;  /* snapshot.h: the library's load time */
 
 /* 0 = not started, 1 = in progress, 2 = ready. */
 static _Atomic int init_state;
 
-/** Fill out[0..1] with secrets: the kernel's random bytes (getrandom, no
+enum { N_SECRETS = 5 };
+
+/** splitmix64's finalizer: a bijection that mixes every bit into every
+ * other. */
+static uint64_t mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/** Fill out[] with secrets: the kernel's random bytes (getrandom, no
  * allocation), else AT_RANDOM mixed with time, pid and ASLR. Each is odd, so
- * never zero: an encoded link always differs from a raw pointer and a free
- * key is never 0, the value a live block's key word is cleared to. */
-static void make_secrets(uintptr_t out[2]) {
-  uintptr_t s[2] = {0, 0};
+ * never zero: an encoded link always differs from a raw pointer, a free key
+ * is never 0 (the value a live block's key word is cleared to), and the
+ * multipliers are invertible. */
+static void make_secrets(uintptr_t out[N_SECRETS]) {
+  uintptr_t s[N_SECRETS] = {0};
   if (syscall(SYS_getrandom, s, sizeof(s), GRND_NONBLOCK) != (long)sizeof(s)) {
+    uintptr_t r[2] = {0, 0};
     const void *random_bytes = (const void *)getauxval(AT_RANDOM);
-    if (random_bytes != NULL) memcpy(s, random_bytes, sizeof(s));
-    s[0] ^= (uintptr_t)sc__os_now_ns() * 0x9E3779B97F4A7C15ull;
-    s[1] ^= ((uintptr_t)getpid() << 32) ^ (uintptr_t)&init_state;
-    s[1] = (s[1] ^ (s[0] >> 29)) * 0xBF58476D1CE4E5B9ull;
+    if (random_bytes != NULL) memcpy(r, random_bytes, sizeof(r));
+    uint64_t x = r[0] ^ ((uintptr_t)sc__os_now_ns() * 0x9E3779B97F4A7C15ull);
+    uint64_t y = r[1] ^ ((uintptr_t)getpid() << 32) ^ (uintptr_t)&init_state;
+    for (int i = 0; i < N_SECRETS; i++) s[i] = mix64(x + (uint64_t)i * 0x9E3779B97F4A7C15ull) ^ y;
   }
-  out[0] = s[0] | 1;
-  out[1] = s[1] | 1;
+  for (int i = 0; i < N_SECRETS; i++) out[i] = s[i] | 1;
+}
+
+uintptr_t sc__page_key_new(const sc_page_t *page) {
+  static _Atomic uint64_t drawn;
+  uint64_t n = atomic_fetch_add_explicit(&drawn, 1, memory_order_relaxed);
+  return mix64(page_secret + n * 0x9E3779B97F4A7C15ull) ^ mix64((uintptr_t)page ^ page_secret);
+}
+
+/** SIZECLASS_HARDEN=random, unless the checking mode is on: its free
+ * lists hold only poisoned blocks, which a shuffled fresh page's are not. */
+static void random_placement_decide(void) {
+  if (sc__setting(SC_SET_HARDEN) != SC_HARDEN_RANDOM) return;
+  if (sc__features & SC_FEATURE_CHECK) {
+    sc__warn("SIZECLASS_HARDEN=random is ignored with the checking mode on");
+    return;
+  }
+  sc__random_placement = true;
 }
 
 void sc__init(void) {
@@ -44,12 +78,16 @@ void sc__init(void) {
   int expected = 0;
   if (atomic_compare_exchange_strong(&init_state, &expected, 1)) {
     sc__stream_record(); /* what stdout and stderr are at startup (util/stream.h) */
-    uintptr_t secrets[2];
+    uintptr_t secrets[N_SECRETS];
     make_secrets(secrets);
     sc__secret = secrets[0];
     sc__key_secret = secrets[1];
+    sc__key_mult = secrets[2];
+    sc__remote_secret = secrets[3];
+    page_secret = secrets[4];
     sc__sys_start();
     sc__seam_decide();
+    random_placement_decide();
     atomic_store_explicit(&init_state, 2, memory_order_release);
     return;
   }
@@ -67,6 +105,7 @@ static void fork_parent(void) {
   sc__seam_fork(1);
 }
 static void fork_child(void) {
+  sc__sysrec_fork_child();
   sc__arena_fork_child();
   sc__seam_fork(2);
 }

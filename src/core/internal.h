@@ -51,13 +51,20 @@ enum {
 #define SC_USED_COUNT 0x3fffffffu
 
 /* What the block map (config.h) says of each block of a page. Only the
- * page's owner writes LIVE and SAMPLED (it hands blocks out); the thread
- * that frees a block writes FREE. Each is a byte store of its own: a remote
- * free never loses a neighbour's update. */
+ * page's owner writes LIVE and SAMPLED (it hands blocks out) and FREE (a
+ * local free, or a drained remote one); a thread that frees another
+ * thread's block moves it from LIVE or SAMPLED to PENDING with one locked
+ * compare-and-swap, so that of two racing frees of one block only one can
+ * win (arena.c). Each is a byte access of its own: a remote free never
+ * loses a neighbour's update. LIVE is FREE - 1 (mod 256): the pop's
+ * `subb $1` marks a block live and its borrow says the block was FREE; the
+ * local free's `addb $1` marks it free and its zero flag says it was LIVE
+ * (alloc.h), one instruction each. */
 enum {
   SC_MAP_FREE = 0,    /* not handed out: free, or never carved */
-  SC_MAP_LIVE = 1,    /* handed out */
   SC_MAP_SAMPLED = 2, /* handed out, and a feature must see its free (sites) */
+  SC_MAP_PENDING = 3, /* freed by another thread, on its owner's remote list */
+  SC_MAP_LIVE = 0xff, /* handed out */
 };
 
 /* Descriptor of one 64 KiB page, kept in the segment header (never inside
@@ -79,7 +86,8 @@ typedef struct sc_page_s {
   uint64_t allocs;     /* blocks handed out since the page took its class */
   uint8_t *map;        /* the page's block map (SC_MAP_*, one byte per block); the
                           requested sizes follow it when kept (sc__req_slot) */
-  uint8_t *fresh_end;  /* high-water mark of carve_next since the page took its class */
+  uintptr_t key;       /* the page's link secret, drawn when it takes a class
+                          (sc__page_key_new): mixed with each link's slot (sc__encode) */
   uint32_t used;       /* blocks handed out and not yet freed back (owner
                           view), | SC_USED_PIN, | SC_USED_SLOW (see above) */
   uint16_t block_mask; /* block size - 1: an address with these bits set is interior */
@@ -97,17 +105,23 @@ typedef struct sc_page_s {
   uint8_t state;          /* SC_PAGE_* */
   uint8_t index;          /* page index in the segment */
   uint8_t queued;         /* 1 while linked in its class queue */
+  uint8_t *fresh_end;     /* high-water mark of carve_next since the page took its
+                             class (the owner's; read when it carves, a slow-ish path) */
 } sc_page_t;
 
 _Static_assert(sizeof(sc_page_t) == 128, "a page descriptor is two cache lines");
+_Static_assert(offsetof(sc_page_t, shift) + 1 == 64 && offsetof(sc_page_t, shared_map) == 64,
+               "the owner's line is exactly full: a field more goes to the second line");
 
 /** The end of a page's free list: an odd value inside the page, never a
  * block, so that every link of a sound list, the last one included, points
- * into its own page (the hardened check is then a single test). */
+ * into its own page (the hardened check is then a single test). It is
+ * stored encoded like any link, so it tells a reader nothing. */
 static inline sc_block_t *sc__list_end(const sc_page_t *page) {
   return (sc_block_t *)(((uintptr_t)page->carve_end - SC_PAGE_SIZE) | 1);
 }
-/** True when b, read from a free list, ends it. */
+/** True when b, read from a free list, ends it (a sound list; the pop
+ * checks more: alloc.h). */
 static inline bool sc__is_list_end(const sc_block_t *b) { return ((uintptr_t)b & 1) != 0; }
 
 /** Blocks of page handed out fresh (never before) since it took its class;
@@ -283,11 +297,19 @@ struct sc_arena_s {
 };
 
 /* ---- init.c ---------------------------------------------------------- */
-/** Secret mixed into free-list links; set once at init. */
+/** Odd secret multiplier of the link keys (sc__encode); set once at init. */
 extern uintptr_t sc__secret;
-/** Second secret, for free keys only: reading a freed block's key (a
- * use-after-free read) must not reveal the link secret. */
+/** Secrets of the checking mode's free keys only (sc__free_key): reading a
+ * freed block's key (a use-after-free read) must not reveal a link key. */
 extern uintptr_t sc__key_secret;
+extern uintptr_t sc__key_mult;
+/** Secret mixed into remote-free links (sc__remote_encode). */
+extern uintptr_t sc__remote_secret;
+/** A fresh secret for a page taking a class (its `key`). */
+uintptr_t sc__page_key_new(const sc_page_t *page);
+/** SIZECLASS_HARDEN=random: pages hand their blocks out in a random order
+ * (sc__page_shuffle); set once at init. */
+extern bool sc__random_placement;
 /** Make the process-wide state ready; cheap and idempotent. */
 void sc__init(void);
 
@@ -366,6 +388,9 @@ void *sc__arena_refill(sc_arena_t *a, unsigned c);
  * bytes for class c, aligned to the class size so aligned requests stay
  * aligned (NULL with errno ENOMEM when it cannot). */
 void *sc__alloc_from_system(size_t n, unsigned c);
+/** Put every block of page, all free and none carved, on its free list in
+ * a random order, and count them carved (SIZECLASS_HARDEN=random). */
+void sc__page_shuffle(sc_page_t *page);
 /** After a free (local or drained) into page left `used` <= 0 as a signed
  * number: the page was full, carries the purge trap, or is now empty. */
 void sc__page_after_free(sc_page_t *page);
@@ -495,8 +520,9 @@ sc_noreturn sc_cold void sc__assert_fail(const char *expr, const char *file, uns
 /** "sizeclass: <what> of 0x… (class N B)" (no class when class_size is 0),
  * then abort(). */
 sc_noreturn sc_cold void sc__fatal_block(const char *what, const void *p, unsigned class_size);
-/** "sizeclass: corrupted free list in class N", then abort(). */
-sc_noreturn sc_cold void sc__fatal_list(unsigned class_size);
+/** "sizeclass: corrupted free list in class N B (page 0x…)" (no page when
+ * page_base is 0), then abort(). */
+sc_noreturn sc_cold void sc__fatal_list(unsigned class_size, uintptr_t page_base);
 /* The misuse reports of the fast paths (alloc.h). They never return, but
  * are not declared noreturn: the fast paths reach them by a tail jump, with
  * no stack frame to set up on the way that every call would pay for. */
@@ -521,26 +547,52 @@ sc_noreturn sc_cold void sc__abort_said(const char *why);
  * (reason "_exit"), then the caller ends the process. */
 void sc__last_words_exit(void);
 
-/* Free-list link encoding: the stored word is the target xor a 64-bit
- * random secret, so a use-after-free write cannot aim the list anywhere
- * without knowing it (docs/hardening.md: why not glibc's position mixing). */
-static inline uintptr_t sc__encode(const sc_block_t *next) {
+/* Free-list link encoding: the word stored in the block at `slot` is its
+ * target xor a key made of the page's own secret and the slot's address,
+ * (slot ^ page->key) * sc__secret: one link read through a use-after-free
+ * (its target guessed) gives the product for that slot only, which says
+ * nothing of another slot's or page's key without the two secrets
+ * (docs/hardening.md). The list end is encoded like any link. */
+static inline uintptr_t sc__link_key(const void *slot, const sc_page_t *page) {
+  return ((uintptr_t)slot ^ page->key) * sc__secret;
+}
+static inline uintptr_t sc__encode(const sc_block_t *next, const void *slot,
+                                   const sc_page_t *page) {
 #if SC_HARDEN
-  return (uintptr_t)next ^ sc__secret;
+  return (uintptr_t)next ^ sc__link_key(slot, page);
 #else
+  (void)slot, (void)page;
   return (uintptr_t)next;
 #endif
 }
-static inline sc_block_t *sc__decode(uintptr_t word) {
+static inline sc_block_t *sc__decode(uintptr_t word, const void *slot, const sc_page_t *page) {
 #if SC_HARDEN
-  return (sc_block_t *)(word ^ sc__secret);
+  return (sc_block_t *)(word ^ sc__link_key(slot, page));
 #else
+  (void)slot, (void)page;
   return (sc_block_t *)word;
 #endif
 }
-/** Key the checking mode stores in a free block; unique per block so
- * copies don't match. */
-static inline uintptr_t sc__free_key(const void *b) { return (uintptr_t)b ^ sc__key_secret; }
+/* The links of a remote-free list (arena.c): the freeing thread must not
+ * read the owner's line, so the key is made of process secrets and the
+ * slot alone. */
+static inline uintptr_t sc__remote_encode(uintptr_t next, const void *slot) {
+#if SC_HARDEN
+  return next ^ (((uintptr_t)slot ^ sc__remote_secret) * sc__secret);
+#else
+  (void)slot;
+  return next;
+#endif
+}
+static inline uintptr_t sc__remote_decode(uintptr_t word, const void *slot) {
+  return sc__remote_encode(word, slot); /* an xor: its own inverse */
+}
+/** Key the checking mode stores in a free block: unique per block so
+ * copies don't match, and one read tells nothing of another block's key;
+ * never 0 (a live block's key word). */
+static inline uintptr_t sc__free_key(const void *b) {
+  return (((uintptr_t)b ^ sc__key_secret) * sc__key_mult) | 1;
+}
 
 #pragma GCC visibility pop
 

@@ -169,6 +169,7 @@ sc_page_t *sc__purge_idle_take(sc_arena_t *a, unsigned c) {
    * frees. The high-water mark stays, so these blocks count as reuse. */
   p->free = sc__list_end(p);
   p->carve_next = p->carve_end - SC_PAGE_SIZE;
+  if (sc_unlikely(sc__random_placement)) sc__page_shuffle(p);
   return p;
 }
 

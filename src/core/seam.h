@@ -74,9 +74,11 @@ void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p);
 void sc__seam_free_sampled(void *p);
 /** The features' work on block p (NULL: the call failed) that the system
  * allocator made for a request of n bytes, and before the system allocator
- * frees block p (fallback.c calls them while features are on). */
+ * frees block p (fallback.c calls them while features are on); `info` is
+ * what the system route's record held for p (sys_record.h; 0: none), and
+ * `bytes` its usable size, read before the record forgot it. */
 void sc__seam_sys_alloc(void *p, size_t n);
-void sc__seam_sys_free(void *p);
+void sc__seam_sys_free(void *p, uint32_t info, uint64_t bytes);
 /** aligned_alloc & co. of n bytes served from class c (align <= its size)
  * while features are on. */
 void *sc__seam_memalign(size_t n, unsigned c, size_t align);

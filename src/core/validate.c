@@ -137,7 +137,7 @@ void sc__page_validate(const sc_page_t *page) {
     if (st != SC_MAP_FREE)
       broken("a block on the free list is free in the block map", page, 0, "block", off >> shift,
              "state", st);
-    b = sc__decode(b->next);
+    b = sc__decode(b->next, b, page);
   }
   if (b != sc__list_end(page))
     broken("the free list ends in its page's end mark", page, 0, NULL, 0, NULL, 0);

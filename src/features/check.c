@@ -6,7 +6,7 @@
  *             from the request's end to the block's end get SLACK_BYTE;
  *   free      the slack must be intact (else "overflow past the N-byte
  *             request"), then bytes from POISON_START to the end get
- *             POISON_BYTE, and the free key goes into word 1;
+ *             a poison byte of its own (poison_byte), and the free key goes into word 1;
  *   quarantine (optional) the block waits in a FIFO ring, still poisoned
  *             and keyed (a second free is a double free), and is checked
  *             when it leaves the ring or when the process exits;
@@ -30,7 +30,10 @@
 /** Bytes of a freed block that hold list words: the link, and the free
  * key (checked on its own). The poison follows. */
 #define POISON_START (2 * sizeof(uintptr_t))
-#define POISON_BYTE 0xdf
+/** The poison byte of a block whose free key is `key`: a byte of the key,
+ * so that it differs from block to block and from process to process and
+ * one freed block's bytes do not tell another's. */
+static inline uint8_t poison_byte(uintptr_t key) { return (uint8_t)(key >> 56); }
 #define SLACK_BYTE 0xca
 /* At most 1048576 blocks in quarantine: SIZECLASS_CHECK_QUARANTINE's range
  * (settings.c). */
@@ -94,15 +97,16 @@ static void check_freed(const uint8_t *b, size_t size) {
     while (i < sizeof(key) - 1 && want[i] == got[i]) i++;
     report("use-after-free write", SIZE_MAX, b, size, offsetof(sc_block_t, key) + i);
   }
-  size_t at = sc__diag_first_changed(b + POISON_START, size - POISON_START, POISON_BYTE);
+  size_t at = sc__diag_first_changed(b + POISON_START, size - POISON_START, poison_byte(key));
   if (sc_unlikely(at != size - POISON_START))
     report("use-after-free write", SIZE_MAX, b, size, POISON_START + at);
 }
 
 /** Poison freed block b (size bytes) and key it. */
 static void poison(uint8_t *b, size_t size) {
-  ((sc_block_t *)b)->key = sc__free_key(b);
-  memset(b + POISON_START, POISON_BYTE, size - POISON_START);
+  uintptr_t key = sc__free_key(b);
+  ((sc_block_t *)b)->key = key;
+  memset(b + POISON_START, poison_byte(key), size - POISON_START);
 }
 
 void sc__check_take(const sc_page_t *page) {
@@ -120,8 +124,8 @@ void sc__check_take(const sc_page_t *page) {
     return;
 #if SC_HARDEN
   const sc_block_t *stale = (const sc_block_t *)at;
-  if ((((uintptr_t)sc__decode(stale->next) ^ (uintptr_t)at) >> SC_PAGE_SHIFT) != 0)
-    sc__fatal_list((unsigned)size); /* its link word was written after free */
+  if ((((uintptr_t)sc__decode(stale->next, stale, page) ^ (uintptr_t)at) >> SC_PAGE_SHIFT) != 0)
+    sc__fatal_list_at(page); /* its link word was written after free */
 #endif
   check_freed(at, size);
 }

@@ -191,8 +191,8 @@ void sc__seam_sys_alloc(void *p, size_t n) {
   if (p != NULL && sc__sites_on() && sc__sites_due(n)) sc__sites_sample(p, SC_SITES_SYSTEM, n);
 }
 
-void sc__seam_sys_free(void *p) {
-  if (sc__tags_on) sc__tags_sys_free(p);
+void sc__seam_sys_free(void *p, uint32_t info, uint64_t bytes) {
+  if (sc__tags_on) sc__tags_sys_free(info, bytes);
   on_free_unmarked(sc__features, p);
 }
 
@@ -486,7 +486,7 @@ static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
     if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) goto marked;
 #endif
     if (sc_unlikely(sc__map_dec(e))) goto marked;
-    b->next = sc__encode(page->free);
+    b->next = sc__encode(page->free, b, page);
     page->free = b;
     if (sc_unlikely(sc__used_dec(&page->used))) sc__page_after_free(page);
     return;
@@ -557,7 +557,7 @@ static void free_tags(void *p, sc_page_t *page, sc_arena_t *self) {
     if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) goto marked;
 #endif
     if (sc_unlikely(sc__map_dec(e))) goto marked;
-    b->next = sc__encode(page->free);
+    b->next = sc__encode(page->free, b, page);
     page->free = b;
     if (sc_unlikely(sc__used_dec(&page->used))) sc__page_after_free(page);
     return;

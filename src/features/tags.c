@@ -676,15 +676,13 @@ void sc__tags_sys_alloc(void *p) {
   if (sc__budgets_any()) sc__budget_check(a, t, SC_CLASSES, u);
 }
 
-void sc__tags_sys_free(void *p) {
-  uint32_t info;
-  if (p == NULL || !sc__sysrec_remove(p, &info)) return;
+void sc__tags_sys_free(uint32_t info, uint64_t bytes) {
   unsigned t = info & 0xff, id = info >> 8;
   if (id == 0) return;
   sc_arena_t *owner = __atomic_load_n(&arenas_by_id[id - 1], __ATOMIC_ACQUIRE);
   if (owner == NULL || owner->tag_rows == NULL) return;
   sc_tag_row_t *r = sc__tag_row_of(owner, t);
-  atomic_fetch_add_explicit(&r->sys_freed, sc__sys_usable_size(p), memory_order_relaxed);
+  atomic_fetch_add_explicit(&r->sys_freed, bytes, memory_order_relaxed);
   atomic_fetch_add_explicit(&r->sys_frees, 1, memory_order_relaxed);
 }
 

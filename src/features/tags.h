@@ -113,7 +113,7 @@ void sc__tags_row_check(sc_arena_t *a, sc_tag_row_t *row, unsigned c, size_t n);
 void sc__tags_sum(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]);
 /** The system route: block p of n bytes made / freed (features on). */
 void sc__tags_sys_alloc(void *p);
-void sc__tags_sys_free(void *p);
+void sc__tags_sys_free(uint32_t info, uint64_t bytes);
 /** realloc moves block p: the calling thread enters p's tag until
  * sc__tags_realloc_leave(the returned value). */
 unsigned sc__tags_realloc_enter(const void *p);

@@ -52,6 +52,8 @@ static const sc_setting_word_t budget_action_words[] = {
     {"warn", SC_BUDGET_ACTION_WARN}, {"abort", SC_BUDGET_ACTION_ABORT}, {NULL, 0}};
 static const sc_setting_word_t trim_words[] = {
     {"paced", SC_SYSTEM_TRIM_PACED}, {"glibc", SC_SYSTEM_TRIM_GLIBC}, {NULL, 0}};
+static const sc_setting_word_t harden_words[] = {
+    {"off", SC_HARDEN_OFF}, {"random", SC_HARDEN_RANDOM}, {NULL, 0}};
 
 #define REPORT (SC_SETF_REPORT)
 #define GUARD_RATE 100000 /* one allocation in 100000 */
@@ -279,6 +281,14 @@ const sc_setting_t sc__settings[SC_SETTINGS] = {
                               .instead = "using warn",
                               .doc = "a budget exceeded: warn (once, again at each doubling of "
                                      "the excess) or abort (the report first)"},
+    [SC_SET_HARDEN] = {.name = "SIZECLASS_HARDEN",
+                       .kind = SC_KIND_ENUM,
+                       .when = SC_WHEN_LOAD,
+                       .words = harden_words,
+                       .def_doc = "off",
+                       .instead = "blocks stay in address order",
+                       .doc = "random: a page's blocks are handed out in a random order "
+                              "(placement not predictable; not with the checking mode)"},
 };
 
 /* Names in the environment that are not settings but belong to the

@@ -42,6 +42,7 @@ typedef enum {
   SC_SET_TAGS,
   SC_SET_BUDGET,
   SC_SET_BUDGET_ACTION,
+  SC_SET_HARDEN,
   SC_SETTINGS /* how many */
 } sc_setting_id_t;
 
@@ -119,6 +120,8 @@ enum { SC_SITES_FORMAT_REPORT = 0, SC_SITES_FORMAT_FOLDED = 1 };
 enum { SC_FRAME_CHECK_OFF = 0, SC_FRAME_CHECK_WARN = 1, SC_FRAME_CHECK_ABORT = 2 };
 enum { SC_SYSTEM_TRIM_PACED = 0, SC_SYSTEM_TRIM_GLIBC = 1 };
 enum { SC_BUDGET_ACTION_WARN = 0, SC_BUDGET_ACTION_ABORT = 1 };
+/* SIZECLASS_HARDEN: optional hardening beyond the default's. */
+enum { SC_HARDEN_OFF = 0, SC_HARDEN_RANDOM = 1 };
 /** Sampling rate of SIZECLASS_SITES=on: about one allocation per this
  * many requested bytes (docs/performance.md: its cost and accuracy). */
 #define SC_SITES_DEFAULT_RATE ((uint64_t)256 << 10)

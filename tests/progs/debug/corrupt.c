@@ -85,7 +85,7 @@ static void *work(void *arg) {
   } else if (strcmp(what, "link") == 0) {
     sc_free(b); /* b heads the page's free list (sc_free: the compiler keeps the writes below) */
     uintptr_t never = (uintptr_t)sc__page_start(page) + 512 * 64;
-    ((sc_block_t *)b)->next = sc__encode((sc_block_t *)never);
+    ((sc_block_t *)b)->next = sc__encode((sc_block_t *)never, b, page);
   } else if (strcmp(what, "map") == 0) {
     sc_free(b);
     *map_of(b) = SC_MAP_LIVE;
