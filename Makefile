@@ -119,9 +119,12 @@ format:
 	clang-format -i $(FORMAT_FILES)
 check-format:
 	clang-format --dry-run --Werror $(FORMAT_FILES)
-lint: layers
+# make lint: the layers, cppcheck over the library, then the scripts'
+# linters (mk/lint.mk: pyflakes, shellcheck).
+lint: lint-deps layers
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --suppress=missingIncludeSystem --inline-suppr -Iinclude -Isrc src shim
+	@$(MAKE) --no-print-directory lint-scripts
 # The layers of src/ (src/README.md): what each folder may include, and call
 # (the objects' symbols). Silent when they hold; tests/test_layers.c runs the
 # same check in `make test` and shows that it fails when a rule breaks.
