@@ -38,7 +38,7 @@ LIB_DEPS := $(LIB_OBJS:.o=.d)
 SO  := $(BUILD)/libsizeclass.so
 AR_LIB := $(BUILD)/libsizeclass.a
 
-.PHONY: all lib test clean format lint check-format layers
+.PHONY: all lib test clean format format-deps lint check-format layers
 all: lib
 lib: $(SO) $(AR_LIB)
 
@@ -115,9 +115,11 @@ clean:
 	rm -rf $(BUILD)
 
 FORMAT_FILES := $(shell git ls-files '*.c' '*.h' '*.cc' 2>/dev/null)
-format:
+format-deps:
+	@scripts/ensure-deps.sh format
+format: format-deps
 	clang-format -i $(FORMAT_FILES)
-check-format:
+check-format: format-deps
 	clang-format --dry-run --Werror $(FORMAT_FILES)
 # make lint: the layers, cppcheck over the library, then the scripts'
 # linters (mk/lint.mk: pyflakes, shellcheck).

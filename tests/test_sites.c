@@ -362,7 +362,13 @@ Test(sites, locations_resolve_to_source_lines) {
 /* ---- the walk itself, in this process ----------------------------------------------------------
  */
 
+#if defined(__clang__) /* clang clones no functions and has no optimize attribute */
+#define NOINLINE __attribute__((noinline))
+#define WITH_FRAME_POINTER NOINLINE
+#else
 #define NOINLINE __attribute__((noinline, noclone))
+#define WITH_FRAME_POINTER __attribute__((noinline, optimize("no-omit-frame-pointer")))
+#endif
 
 /* The two walks from the same frame; the first entries are the two call
  * sites (they differ), the rest must match. */
@@ -396,7 +402,7 @@ NOINLINE static int with_alloca(size_t n) {
   return buf[0];
 }
 
-__attribute__((noinline, optimize("no-omit-frame-pointer"))) static int with_frame_pointer(int x) {
+WITH_FRAME_POINTER static int with_frame_pointer(int x) {
   compare_walks("frame pointer");
   return x + 1;
 }
