@@ -38,7 +38,7 @@ LIB_DEPS := $(LIB_OBJS:.o=.d)
 SO  := $(BUILD)/libsizeclass.so
 AR_LIB := $(BUILD)/libsizeclass.a
 
-.PHONY: all lib test clean format lint check-format layers
+.PHONY: all lib test clean format format-deps lint check-format layers
 all: lib
 lib: $(SO) $(AR_LIB)
 
@@ -76,8 +76,13 @@ PROG_SRCS  := $(wildcard tests/progs/*.c)
 PROG_CXX   := $(wildcard tests/progs/*.cc)
 PROG_BINS  := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(PROG_SRCS)) \
               $(patsubst tests/progs/%.cc,$(BUILD)/tests/progs/%,$(PROG_CXX))
+# -fno-builtin (here and for the C++ helper programs): the suites test the
+# allocator, so the compiler must not reason about the malloc family or
+# operator new (clang drops an allocation whose result is only compared
+# with NULL or stored where nothing reads it, and answers "not NULL";
+# -fno-builtin-malloc & co. do not reach valloc or pvalloc).
 CFLAGS_TEST := -std=gnu11 -O1 -g $(WARN) -Iinclude -Isrc -Itests -D_GNU_SOURCE \
-               -DSC_HARDEN=$(SC_HARDEN) $(EXTRA_CFLAGS)
+               -DSC_HARDEN=$(SC_HARDEN) -fno-builtin $(EXTRA_CFLAGS)
 
 $(BUILD)/tests/%: tests/%.c tests/*.h $(AR_LIB) $(SO)
 	@mkdir -p $(dir $@)
@@ -103,7 +108,7 @@ $(BUILD)/tests/progs/other_alloc_user: tests/progs/other_alloc_user.c \
 
 $(BUILD)/tests/progs/%: tests/progs/%.cc
 	@mkdir -p $(dir $@)
-	$(CXX) -std=gnu++17 -O1 -g $(WARN) -o $@ $< -lpthread
+	$(CXX) -std=gnu++17 -O1 -g $(WARN) -fno-builtin -o $@ $< -lpthread
 
 test-deps:
 	@scripts/ensure-deps.sh test
@@ -115,13 +120,18 @@ clean:
 	rm -rf $(BUILD)
 
 FORMAT_FILES := $(shell git ls-files '*.c' '*.h' '*.cc' 2>/dev/null)
-format:
+format-deps:
+	@scripts/ensure-deps.sh format
+format: format-deps
 	clang-format -i $(FORMAT_FILES)
-check-format:
+check-format: format-deps
 	clang-format --dry-run --Werror $(FORMAT_FILES)
-lint: layers
+# make lint: the layers, cppcheck over the library, then the scripts'
+# linters (mk/lint.mk: pyflakes, shellcheck).
+lint: lint-deps layers
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --suppress=missingIncludeSystem --inline-suppr -Iinclude -Isrc src shim
+	@$(MAKE) --no-print-directory lint-scripts
 # The layers of src/ (src/README.md): what each folder may include, and call
 # (the objects' symbols). Silent when they hold; tests/test_layers.c runs the
 # same check in `make test` and shows that it fails when a rule breaks.

@@ -23,8 +23,13 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS)) \
               $(patsubst bench/%.cc,$(BUILD)/bench/%,$(BENCH_CXX_SRCS))
 CFLAGS_BENCH := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -fno-builtin-malloc -fno-builtin-free \
                 -fno-builtin-calloc -fno-builtin-realloc $(EXTRA_CFLAGS)
-CXXFLAGS_BENCH := -std=gnu++17 -O2 -g $(WARN) -D_GNU_SOURCE -fno-builtin-malloc \
-                  -fno-builtin-free -fno-allocation-dce $(EXTRA_CXXFLAGS)
+# -fno-allocation-dce is GCC's; clang (make test-clang, where the
+# benchmarks only get their smoke run) has no such switch and may elide a
+# new/delete pair. Asked of the compiler when a C++ benchmark is built.
+BENCH_NO_ALLOC_DCE = $(shell $(CXX) -fno-allocation-dce -x c++ -fsyntax-only /dev/null \
+                       >/dev/null 2>&1 && echo -fno-allocation-dce)
+CXXFLAGS_BENCH = -std=gnu++17 -O2 -g $(WARN) -D_GNU_SOURCE -fno-builtin-malloc \
+                 -fno-builtin-free $(BENCH_NO_ALLOC_DCE) $(EXTRA_CXXFLAGS)
 BENCH_NOHARDEN := $(BUILD)/noharden
 
 .PHONY: bench bench-instr bench-progs bench-noharden

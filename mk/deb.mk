@@ -17,8 +17,12 @@
 deb-deps:
 	@scripts/ensure-deps.sh deb
 
+# mkdeb.sh runs make install into its staging tree. Named through
+# MKDEB_MAKE: a recipe line that names $$(MAKE) itself would also run under
+# `make -n deb`.
+MKDEB_MAKE = $(MAKE)
 deb: deb-deps lib
-	@BUILD=$(BUILD) VERSION=$(VERSION) SOMAJOR=$(SOMAJOR) MAKE="$(MAKE)" scripts/mkdeb.sh
+	@BUILD=$(BUILD) VERSION=$(VERSION) SOMAJOR=$(SOMAJOR) MAKE="$(MKDEB_MAKE)" scripts/mkdeb.sh
 
 test-deb: deb
 	@BUILD=$(BUILD) VERSION=$(VERSION) SOMAJOR=$(SOMAJOR) scripts/test-deb.sh

@@ -6,7 +6,7 @@
 #                                 the seed corpus tests/fuzz/corpus/.
 #             [FUZZ_ENV='SIZECLASS_CHECK=1 ...']  variables for the fuzzed
 #                                 process, [FUZZ_ARGS=...] more libFuzzer
-#                                 flags (mk/memcheck.mk's fuzz-check and
+#                                 flags (mk/check.mk's fuzz-check and
 #                                 fuzz-guard use them).
 # The library is compiled with -fsanitize=fuzzer-no-link (its branches guide
 # the fuzzer) and linked in whole, shim included: the harness's malloc, and

@@ -20,11 +20,18 @@
 #                system route (__libc_malloc & co.) goes to ASan's malloc, so
 #                blocks made by Criterion, libc or ASan are freed where they
 #                came from.
-# Both build the library's objects with SC_DEBUG=1 (src/core/config.h,
+#   make tsan    ThreadSanitizer, in $(BUILD)/tsan: the threaded suite
+#                (tests/test_core_threads.c) and the threaded stress program
+#                (tests/progs/stress.c, TSAN_STRESS_SECONDS) linked with the
+#                library built with -fsanitize=thread. TSan also brings its
+#                own malloc: the same renaming as ASan's (below).
+#                tests/tsan.supp holds the suppressions, each with its
+#                reason.
+# All three build the library's objects with SC_DEBUG=1 (src/core/config.h,
 # mk/debug.mk): the invariants check themselves under the sanitizers too.
 # Every sanitizer report is fatal (the suite fails).
 
-.PHONY: ubsan asan
+.PHONY: ubsan asan tsan
 
 # -Wno-error: instrumented code makes GCC's flow-based warnings noisy (e.g. a
 # -Wrestrict false alarm in a suite); warnings are the normal build's job.
@@ -121,3 +128,75 @@ asan: test-deps lib $(PROG_BINS) $(ASAN_TEST_BINS)
 	@echo "asan: leaving out $(words $(ASAN_SKIP)) tests that cannot hold under ASan's malloc (mk/sanitize.mk)"
 	@$(SAN_ENV) CRITERION_TEST_PATTERN='$(ASAN_PATTERN)' SC_BUILD=$(abspath $(BUILD)) \
 	  scripts/run-tests.sh $(ASAN_TEST_BINS)
+
+# ---- tsan ------------------------------------------------------------------
+# ThreadSanitizer sees the library's atomics (the remote-free lists, the
+# arena hand-on) and every plain access beside them. Like ASan it brings
+# its own malloc, so the library is built as for `make asan`: the shim's
+# names renamed (SC_RENAME), the system route sent to TSan's malloc
+# (SC_SYS_TO_ASAN), ASan's operators rule (TSan has its own new/delete
+# too). fallback.c asks ASan's malloc_usable_size about the system route's
+# blocks only under __SANITIZE_ADDRESS__; TSan's blocks have no glibc
+# header either, so fallback.o is compiled with that macro set (there is
+# no other use of it in src/).
+TSAN_DIR := $(BUILD)/tsan
+TSAN_FLAGS := -fsanitize=thread $(SAN_COMMON)
+TSAN_LIB_OBJS := $(patsubst %.c,$(TSAN_DIR)/obj/%.o,$(LIB_SRCS))
+TSAN_TESTS := test_core_threads
+TSAN_TEST_BINS := $(patsubst %,$(TSAN_DIR)/tests/%,$(TSAN_TESTS))
+TSAN_STRESS := $(TSAN_DIR)/tests/progs/stress
+TSAN_STRESS_SECONDS ?= 20
+# The suite's .timeout values are for the plain build: TSan is 5-15x slower.
+TSAN_TIMEOUT_SCALE ?= 5
+TSAN_SUPP := tests/tsan.supp
+# Every report stops the program with exit status 66; the second stack of
+# a lock-order report too; history_size=7 (the most) so that the earlier
+# access of a race keeps its stack on a long run.
+TSAN_ENV := TSAN_OPTIONS='halt_on_error=1 exitcode=66 second_deadlock_stack=1 history_size=7 \
+  suppressions=$(abspath $(TSAN_SUPP))'
+
+$(TSAN_DIR)/obj/src/core/fallback.o: TSAN_EXTRA := $(SC_SYS_TO_ASAN) -fno-builtin \
+  -D__SANITIZE_ADDRESS__=1
+$(TSAN_DIR)/obj/shim/shim.o: TSAN_EXTRA := $(SC_RENAME)
+$(TSAN_DIR)/obj/shim/cxx.o: TSAN_EXTRA := -DSC_NO_CXX_OPERATORS
+
+$(TSAN_DIR)/obj/%.o: SC_DEBUG = 1
+$(TSAN_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_LIB) $(TSAN_FLAGS) $(TSAN_EXTRA) -MMD -MP -c $< -o $@
+
+-include $(TSAN_LIB_OBJS:.o=.d)
+.SECONDARY: $(TSAN_LIB_OBJS)
+
+# Criterion cannot start under TSan: the suite is built against the
+# stand-in tests/tsan/criterion/criterion.h and its runner instead.
+$(TSAN_DIR)/tests/%: tests/%.c tests/*.h tests/tsan/criterion/criterion.h tests/tsan/runner.c \
+                     $(TSAN_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -Itests/tsan $(CFLAGS_TEST) $(TSAN_FLAGS) $(SC_RENAME) -Wno-mismatched-dealloc \
+	  -o $@ $< tests/tsan/runner.c $(TSAN_LIB_OBJS) -lpthread -ldl
+
+# -rdynamic: the program finds sc_owns as it would in the preloaded library.
+$(TSAN_STRESS): tests/progs/stress.c tests/rss.h $(TSAN_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_TEST) $(TSAN_FLAGS) $(SC_RENAME) -Wno-mismatched-dealloc -rdynamic \
+	  -o $@ $< $(TSAN_LIB_OBJS) -lpthread -ldl
+
+# The tests left out of `make tsan`, and why: the three that fork while
+# other threads run. TSan cannot follow the library's fork handlers (the
+# child re-creates arenas_lock, which the forking thread holds, with
+# pthread_mutex_init: TSan still sees it held and reports a double lock at
+# the child's next allocation), and a child that starts a thread after a
+# multithreaded fork is not supported by TSan. They run in `make test`,
+# `make ubsan` and (but two) `make asan`.
+TSAN_SKIP := core_threads/fork_under_load_never_deadlocks core_threads/fork_while_arena_lock_held \
+  core_threads/fork_from_a_thread_without_arena_with_allocating_handler
+TSAN_PATTERN := !($(subst $(asan_space),|,$(strip $(TSAN_SKIP))))
+
+tsan: test-deps $(TSAN_TEST_BINS) $(TSAN_STRESS)
+	@echo "tsan: leaving out $(words $(TSAN_SKIP)) tests that cannot hold under TSan (mk/sanitize.mk)"
+	@$(TSAN_ENV) SC_TEST_TIMEOUT_SCALE=$(TSAN_TIMEOUT_SCALE) CRITERION_TEST_PATTERN='$(TSAN_PATTERN)' \
+	  SC_BUILD=$(abspath $(BUILD)) \
+	  scripts/run-tests.sh $(TSAN_TEST_BINS)
+	$(TSAN_ENV) $(TSAN_STRESS) -t $(STRESS_THREADS) -s $(TSAN_STRESS_SECONDS) \
+	  -m $(STRESS_MAX_RSS_MIB) -r $(STRESS_ROUND_THREADS)

@@ -13,7 +13,7 @@
 #   make stress-stats [STRESS_SECONDS=30]   the same in the exact-statistics tier
 #                                           with sampled sites (their own fast
 #                                           paths, the report written at exit)
-# STRESS_ENV: variables for the stressed process (mk/memcheck.mk's
+# STRESS_ENV: variables for the stressed process (mk/check.mk's
 # stress-check and stress-guard use it).
 
 .PHONY: stress stress-stats

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # ensure-deps.sh WHAT — install the Debian packages WHAT needs, only when
-# missing. WHAT: test | bench | plot | report | fuzz | real | tidy | deb. Runs apt-get as root
+# missing. WHAT: test | bench | plot | report | fuzz | real | tidy | lint |
+# format | clang | deb. Runs apt-get as root
 # (CI and the dev machines are root); elsewhere prints what to install.
 set -euo pipefail
 
@@ -27,6 +28,9 @@ case "${1:-test}" in
   fuzz) want clang libclang-rt-14-dev ;;
   real) want libpython3.11-testsuite libglib2.0-tests ;;
   tidy) want clang-tidy ;;
+  lint) want cppcheck pyflakes3 shellcheck ;; # make lint (mk/lint.mk)
+  format) want clang-format ;;                  # make format, make check-format
+  clang) want clang ;; # make test-clang
   deb) want dpkg-dev binutils lintian cmake pkg-config ;; # make deb, make test-deb
   *) echo "ensure-deps.sh: unknown set '$1'" >&2; exit 2 ;;
 esac

@@ -45,7 +45,7 @@ mkdir -p "$stage"
 # The report tool, a Python zipapp, is built for the package with Debian's python3 as
 # its interpreter (a zipapp's interpreter line cannot be edited in place).
 $MAKE --no-print-directory -s BUILD="$BUILD" install DESTDIR="$(realpath "$stage")" \
-  PREFIX=/usr LIBDIR=$libdir REPORT_TOOL="$out/sizeclass-report.pyz" \
+  PREFIX=/usr LIBDIR="$libdir" REPORT_TOOL="$out/sizeclass-report.pyz" \
   REPORT_PYTHON=/usr/bin/python3 >/dev/null
 rm -f "$out/sizeclass-report.pyz"
 
@@ -61,10 +61,10 @@ take() {
   done
 }
 
-take $lib_pkg $libdir/libsizeclass.so.$VERSION $libdir/libsizeclass.so.$SOMAJOR \
+take "$lib_pkg" "$libdir/libsizeclass.so.$VERSION" "$libdir/libsizeclass.so.$SOMAJOR" \
   /usr/bin/sizeclass-run /usr/bin/sizeclass-report /usr/bin/sizeclass-top /usr/share/man/man1 /usr/share/man/man7
-take $dev_pkg /usr/include $libdir/libsizeclass.a $libdir/libsizeclass.so $libdir/pkgconfig \
-  $libdir/cmake /usr/share/man/man3
+take "$dev_pkg" /usr/include "$libdir/libsizeclass.a" "$libdir/libsizeclass.so" "$libdir/pkgconfig" \
+  "$libdir/cmake" /usr/share/man/man3
 left=$(find "$stage" -type f -o -type l)
 if [ -n "$left" ]; then
   echo "mkdeb: installed but in no package (give them one in scripts/mkdeb.sh):" >&2
@@ -78,7 +78,7 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note \
 strip --strip-debug --remove-section=.comment --enable-deterministic-archives \
   "$out/$dev_pkg$libdir/libsizeclass.a"
 
-for pkg in $lib_pkg $dev_pkg; do
+for pkg in "$lib_pkg" "$dev_pkg"; do
   root=$out/$pkg
   # Man pages compressed; a link to a page becomes a link to the compressed page.
   if [ -d "$root/usr/share/man" ]; then
@@ -87,7 +87,7 @@ for pkg in $lib_pkg $dev_pkg; do
       ln -s "$(readlink "$l").gz" "$l.gz" && rm "$l"
     done
   fi
-  if [ $pkg = $lib_pkg ]; then
+  if [ "$pkg" = "$lib_pkg" ]; then
     mkdir -p "$root/usr/share/lintian/overrides"
     sed "s/@SOMAJOR@/$SOMAJOR/g" $src/libsizeclass.lintian-overrides.in \
       > "$root/usr/share/lintian/overrides/$pkg"
@@ -118,18 +118,18 @@ fi
 # scratch source tree that has one.
 mkdir -p "$out/$lib_pkg/DEBIAN" "$out/$dev_pkg/DEBIAN" "$out/src/debian"
 printf 'Source: libsizeclass\n\nPackage: %s\nArchitecture: any\n\nPackage: %s\nArchitecture: any\n' \
-  $lib_pkg $dev_pkg > "$out/src/debian/control"
+  "$lib_pkg" "$dev_pkg" > "$out/src/debian/control"
 shlibs=$(cd "$out/src" && dpkg-shlibdeps -O -e"../$lib_pkg$libdir/libsizeclass.so.$VERSION" 2>/dev/null \
   | sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "mkdeb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
-printf 'libsizeclass %s %s (>= %s)\n' "$SOMAJOR" $lib_pkg "$VERSION" > "$out/$lib_pkg/DEBIAN/shlibs"
+printf 'libsizeclass %s %s (>= %s)\n' "$SOMAJOR" "$lib_pkg" "$VERSION" > "$out/$lib_pkg/DEBIAN/shlibs"
 grep -v '^#' $src/libsizeclass.symbols.in | sed "s/@SOMAJOR@/$SOMAJOR/g" \
   > "$out/$lib_pkg/DEBIAN/symbols"
 printf 'activate-noawait ldconfig\n' > "$out/$lib_pkg/DEBIAN/triggers"
 
-for pkg in $lib_pkg $dev_pkg; do
+for pkg in "$lib_pkg" "$dev_pkg"; do
   root=$out/$pkg
-  case $pkg in $lib_pkg) tmpl=libsizeclass.control.in ;; *) tmpl=libsizeclass-dev.control.in ;; esac
+  case $pkg in "$lib_pkg") tmpl=libsizeclass.control.in ;; *) tmpl=libsizeclass-dev.control.in ;; esac
   size=$(du -k -s --exclude=DEBIAN "$root" | cut -f1)
   sed -e "s|@VERSION@|$VERSION|g" -e "s|@SOMAJOR@|$SOMAJOR|g" -e "s|@ARCH@|$arch|g" \
     -e "s|@MAINTAINER@|$maintainer|g" -e "s|@INSTALLED_SIZE@|$size|g" \

@@ -43,7 +43,7 @@ check() { # check WHAT COMMAND... — passes when COMMAND succeeds
 }
 
 tmp=$(mktemp -d /tmp/sc-deb-XXXXXX)
-purge() { apt-get purge -y -qq $dev_pkg $lib_pkg >/dev/null 2>&1; }
+purge() { apt-get purge -y -qq "$dev_pkg" "$lib_pkg" >/dev/null 2>&1; }
 trap 'purge; rm -rf "$tmp"' EXIT
 
 # ---- 1. lintian ----------------------------------------------------------
@@ -58,7 +58,7 @@ echo "test-deb: lintian: $errors errors, $warnings warnings"
 check "lintian reports no error" [ "$errors" -eq 0 ]
 
 # ---- 2. install -----------------------------------------------------------
-if dpkg-query -W $lib_pkg $dev_pkg >/dev/null 2>&1; then
+if dpkg-query -W "$lib_pkg" "$dev_pkg" >/dev/null 2>&1; then
   echo "test-deb: note: $lib_pkg or $dev_pkg was installed already; it is replaced, then purged"
 fi
 if ! apt-get install -y -qq "${debs[@]}" > "$tmp/apt.log" 2>&1; then
@@ -69,9 +69,9 @@ if ! apt-get install -y -qq "${debs[@]}" > "$tmp/apt.log" 2>&1; then
 fi
 ok "apt-get install of both packages"
 status() { dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null; }
-check "$lib_pkg $VERSION installed" [ "$(status $lib_pkg)" = "install ok installed $VERSION" ]
+check "$lib_pkg $VERSION installed" [ "$(status "$lib_pkg")" = "install ok installed $VERSION" ]
 check "$dev_pkg $VERSION installed" [ "$(status $dev_pkg)" = "install ok installed $VERSION" ]
-dpkg -L $lib_pkg $dev_pkg | sort -u > "$tmp/files"
+dpkg -L "$lib_pkg" "$dev_pkg" | sort -u > "$tmp/files"
 check "ldconfig knows libsizeclass.so.$SOMAJOR" \
   sh -c "ldconfig -p | grep -q 'libsizeclass.so.$SOMAJOR .*=> .*/$multiarch/libsizeclass.so.$SOMAJOR\$'"
 
@@ -108,13 +108,14 @@ read -r _ _ live peak allocs frees _ <<<"$row"
 check "32 B class: live 0, peak 1000, 10000 allocs and frees (row: $row)" \
   [ "$live/$peak/$allocs/$frees" = "0/1000/10000/10000" ]
 /usr/bin/sizeclass-run --stats="$tmp/report.%p.json" "$tmp/plain" > /dev/null 2>&1
-json=$(ls "$tmp"/report.*.json 2>/dev/null | head -n 1)
+json=$(find "$tmp" -maxdepth 1 -name 'report.*.json' | head -n 1)
 check "--stats=FILE.json writes one JSON report per process" [ -n "$json" ]
 check "the JSON report parses and counts the 32 B allocations" python3 -c '
 import json, sys
 doc = json.load(open(sys.argv[1]))
 cls = [c for c in doc["classes"] if c["size"] == 32][0]
 sys.exit(0 if cls["allocs"] == 10000 else 1)' "${json:-/nonexistent}"
+# shellcheck disable=SC2016 # the inner shell expands it
 check "sizeclass-report is on PATH and runs Debian's python3" \
   sh -c '[ "$(command -v sizeclass-report)" = /usr/bin/sizeclass-report ] &&
          [ "$(head -n 1 /usr/bin/sizeclass-report)" = "#!/usr/bin/python3" ]'
@@ -132,6 +133,7 @@ check "pkg-config --modversion sizeclass is $VERSION" \
   [ "$(pkg-config --modversion sizeclass 2>/dev/null)" = "$VERSION" ]
 cp examples/hello/hello.c examples/hello/CMakeLists.txt "$tmp/"
 # Only the installed headers: no -I into the source tree.
+# shellcheck disable=SC2046 # pkg-config's flags are words to split
 if cc -o "$tmp/hello" "$tmp/hello.c" $(pkg-config --cflags --libs sizeclass) 2> "$tmp/cc.err"; then
   check "pkg-config build: malloc is ours" "$tmp/hello"
 else
@@ -173,12 +175,12 @@ gone() { # every file of the packages is gone, and ldconfig forgot the soname
   check "$1: dpkg knows neither package any more" \
     sh -c "! dpkg-query -W -f='\${db:Status-Abbrev}\n' $lib_pkg $dev_pkg 2>/dev/null | grep -q '^[a-z]'"
 }
-apt-get remove -y -qq $dev_pkg $lib_pkg > "$tmp/remove.log" 2>&1
+apt-get remove -y -qq "$dev_pkg" "$lib_pkg" > "$tmp/remove.log" 2>&1
 check "apt-get remove of both packages" [ $? -eq 0 ]
 gone remove
 apt-get install -y -qq "${debs[@]}" > "$tmp/apt.log" 2>&1
-check "apt-get install again" [ "$(status $lib_pkg)" = "install ok installed $VERSION" ]
-apt-get purge -y -qq $dev_pkg $lib_pkg > "$tmp/purge.log" 2>&1
+check "apt-get install again" [ "$(status "$lib_pkg")" = "install ok installed $VERSION" ]
+apt-get purge -y -qq "$dev_pkg" "$lib_pkg" > "$tmp/purge.log" 2>&1
 check "apt-get purge of both packages" [ $? -eq 0 ]
 gone purge
 

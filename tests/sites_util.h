@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* sites_util.h — helpers of tests/test_sites.c and tests/test_timeline.c:
+/* sites_util.h — helpers of tests/test_sites.c, tests/test_timeline.c and
+ * tests/test_frame_check.c:
  * run tests/progs/sites_prog (preloaded, or its statically linked twin)
  * with chosen SIZECLASS_* variables in a private directory, read back its
  * stdout, stderr and JSON report (flattened by stats_util.h), and find a

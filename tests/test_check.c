@@ -13,7 +13,7 @@
 #include <malloc.h>
 #include <pthread.h>
 
-#include "memcheck_test.h"
+#include "check_test.h"
 #include "sizeclass.h"
 
 /* This whole test process runs in the checking mode. */
@@ -27,24 +27,24 @@ static const char *const held[] = {"SIZECLASS_CHECK=1", "SIZECLASS_CHECK_QUARANT
 
 /* ---- kind 1: in this process ---------------------------------------------- */
 
-MC_DEATH_TEST(check_abort, check_overflow)
-MC_DEATH_TEST(check_abort, check_overflow_realloc)
-MC_DEATH_TEST(check_abort, check_uaf_8)
-MC_DEATH_TEST(check_abort, check_uaf_16)
-MC_DEATH_TEST(check_abort, check_uaf_last)
-MC_DEATH_TEST(check_abort, check_uaf_reused)
-MC_DEATH_TEST(check_abort, check_uaf_at_exit)
-MC_DEATH_TEST(check_abort, check_double_free)
+CK_DEATH_TEST(check_abort, check_overflow)
+CK_DEATH_TEST(check_abort, check_overflow_realloc)
+CK_DEATH_TEST(check_abort, check_uaf_8)
+CK_DEATH_TEST(check_abort, check_uaf_16)
+CK_DEATH_TEST(check_abort, check_uaf_last)
+CK_DEATH_TEST(check_abort, check_uaf_reused)
+CK_DEATH_TEST(check_abort, check_uaf_at_exit)
+CK_DEATH_TEST(check_abort, check_double_free)
 
 /* ---- kind 2: preloaded, exact message ------------------------------------- */
 
 /* Preloaded and linked; without quarantine (the block is checked when it
  * is handed out again) and with one (when it leaves the quarantine). */
 #define CHECK_MESSAGE_TEST(name)                                                            \
-  Test(check_message, name) { mc_expect_message(#name, plain, MC_PRELOADED); }              \
-  Test(check_message, name##_quarantined) { mc_expect_message(#name, held, MC_PRELOADED); } \
-  Test(check_message, name##_linked) { mc_expect_message(#name, plain, MC_LINKED); }        \
-  Test(check_message, name##_quarantined_linked) { mc_expect_message(#name, held, MC_LINKED); }
+  Test(check_message, name) { ck_expect_message(#name, plain, CK_PRELOADED); }              \
+  Test(check_message, name##_quarantined) { ck_expect_message(#name, held, CK_PRELOADED); } \
+  Test(check_message, name##_linked) { ck_expect_message(#name, plain, CK_LINKED); }        \
+  Test(check_message, name##_quarantined_linked) { ck_expect_message(#name, held, CK_LINKED); }
 
 CHECK_MESSAGE_TEST(check_overflow)
 CHECK_MESSAGE_TEST(check_overflow_realloc)
@@ -55,8 +55,8 @@ CHECK_MESSAGE_TEST(check_double_free)
 
 /* These need the quarantine. */
 #define QUARANTINE_MESSAGE_TEST(name)                                                       \
-  Test(check_message, name##_quarantined) { mc_expect_message(#name, held, MC_PRELOADED); } \
-  Test(check_message, name##_quarantined_linked) { mc_expect_message(#name, held, MC_LINKED); }
+  Test(check_message, name##_quarantined) { ck_expect_message(#name, held, CK_PRELOADED); } \
+  Test(check_message, name##_quarantined_linked) { ck_expect_message(#name, held, CK_LINKED); }
 
 QUARANTINE_MESSAGE_TEST(check_uaf_reused)
 QUARANTINE_MESSAGE_TEST(check_uaf_at_exit)
@@ -65,7 +65,7 @@ QUARANTINE_MESSAGE_TEST(check_uaf_at_exit)
  * a live block: nothing can see it, and the scenario says so. */
 Test(check_message, reuse_needs_the_quarantine) {
   pr_result_t r;
-  mc_run_exit(&r, "check_uaf_reused", plain, MC_PRELOADED, 3);
+  ck_run_exit(&r, "check_uaf_reused", plain, CK_PRELOADED, 3);
   free(r.out);
 }
 
@@ -74,7 +74,7 @@ Test(check_message, reuse_needs_the_quarantine) {
 Test(check_message, default_mode_unchanged) {
   static const char *const none[] = {NULL};
   pr_result_t r;
-  mc_run_exit(&r, "check_overflow", none, MC_PRELOADED, 1);
+  ck_run_exit(&r, "check_overflow", none, CK_PRELOADED, 1);
   free(r.out);
 }
 
@@ -153,7 +153,7 @@ Test(check_ok, cross_thread_frees_and_reuse) {
       ptrs[i] = malloc(n);
       fill(ptrs[i], n, (uint8_t)i);
     }
-    mc_free_in_thread(ptrs, 512);
+    ck_free_in_thread(ptrs, 512);
   }
 }
 

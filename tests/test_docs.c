@@ -353,3 +353,38 @@ Test(docs, every_source_file_names_its_licence) {
   cr_expect_str_eq(missing, "", "files without an SPDX-License-Identifier line:\n%s", missing);
   free(missing);
 }
+
+/* `make help` lists the targets people use on one screen (at most 40
+ * lines of at most 80 columns), and every target it lists exists: `make -n
+ * TARGET` succeeds for each, as it does not for a name make does not know
+ * (checked first, so the loop can fail). */
+Test(docs, make_help_lists_only_targets_that_exist, .timeout = 600) {
+  cr_at_source_root("Makefile");
+  const char *make = "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory";
+  int rc;
+  free(sh_run(&rc, 60, "%s -n no-such-target-here", make));
+  cr_assert_neq(rc, 0, "make -n of an unknown target must fail");
+  char *help = sh_ok(60, "%s -s help", make);
+  int lines = 0, targets = 0;
+  for (const char *p = help; *p != 0;) {
+    const char *nl = strchr(p, '\n');
+    size_t n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+    cr_expect_leq(n, 80, "a line of make help over 80 columns: %.*s", (int)n, p);
+    if (lines > 0) {
+      cr_expect(n > 2 && p[0] == ' ' && p[1] == ' ' && islower((unsigned char)p[2]),
+                "not a target line: %.*s", (int)n, p);
+      targets++;
+    }
+    lines++;
+    p = nl != NULL ? nl + 1 : p + n;
+  }
+  cr_expect_leq(lines, 40, "make help is over one screen:\n%s", help);
+  cr_expect_geq(targets, 20, "make help lists too few targets:\n%s", help);
+  free(help);
+  char *missing = sh_ok(500,
+                        "for t in $(%s -s help | sed 1d | awk '{print $1}'); do "
+                        "%s -n \"$t\" >/dev/null 2>&1 || echo \"$t\"; done",
+                        make, make);
+  cr_expect_str_eq(missing, "", "make help lists targets make -n cannot make:\n%s", missing);
+  free(missing);
+}

@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <sys/wait.h>
 
-#include "memcheck_test.h"
+#include "check_test.h"
 #include "sizeclass.h"
 
 /* This whole test process guards every allocation it can. */
@@ -25,22 +25,22 @@ static const char *const every[] = {"SIZECLASS_GUARD=1", "SIZECLASS_GUARD_SLOTS=
 
 /* ---- kind 1: in this process ---------------------------------------------- */
 
-MC_DEATH_TEST(guard_abort, guard_overflow_write)
-MC_DEATH_TEST(guard_abort, guard_overflow_read)
-MC_DEATH_TEST(guard_abort, guard_uaf_read)
-MC_DEATH_TEST(guard_abort, guard_uaf_write)
-MC_DEATH_TEST(guard_abort, guard_uaf_thread)
-MC_DEATH_TEST(guard_abort, guard_slack)
-MC_DEATH_TEST(guard_abort, guard_double_free)
-MC_DEATH_TEST(guard_abort, guard_invalid_free)
-MC_DEATH_TEST(guard_abort, guard_realloc_freed)
-MC_DEATH_TEST(guard_abort, guard_wild)
+CK_DEATH_TEST(guard_abort, guard_overflow_write)
+CK_DEATH_TEST(guard_abort, guard_overflow_read)
+CK_DEATH_TEST(guard_abort, guard_uaf_read)
+CK_DEATH_TEST(guard_abort, guard_uaf_write)
+CK_DEATH_TEST(guard_abort, guard_uaf_thread)
+CK_DEATH_TEST(guard_abort, guard_slack)
+CK_DEATH_TEST(guard_abort, guard_double_free)
+CK_DEATH_TEST(guard_abort, guard_invalid_free)
+CK_DEATH_TEST(guard_abort, guard_realloc_freed)
+CK_DEATH_TEST(guard_abort, guard_wild)
 
 /* ---- kind 2: preloaded, exact message ------------------------------------- */
 
 #define GUARD_MESSAGE_TEST(name)                                               \
-  Test(guard_message, name) { mc_expect_message(#name, every, MC_PRELOADED); } \
-  Test(guard_message, name##_linked) { mc_expect_message(#name, every, MC_LINKED); }
+  Test(guard_message, name) { ck_expect_message(#name, every, CK_PRELOADED); } \
+  Test(guard_message, name##_linked) { ck_expect_message(#name, every, CK_LINKED); }
 
 GUARD_MESSAGE_TEST(guard_overflow_write)
 GUARD_MESSAGE_TEST(guard_overflow_read)
@@ -58,7 +58,7 @@ GUARD_MESSAGE_TEST(guard_wild)
  * allocation and free sites on lines of their own. */
 Test(guard_message, sites_are_named) {
   char prog[4096];
-  pr_prog_path(prog, sizeof(prog), "linked/memcheck_misuse");
+  pr_prog_path(prog, sizeof(prog), "linked/check_misuse");
   char *argv[] = {prog, "sites", "guard_uaf_read", NULL};
   pr_opts_t o = {.timeout_s = 60, .env = every, .drop_sizeclass_env = true};
   pr_result_t r;
@@ -69,7 +69,7 @@ Test(guard_message, sites_are_named) {
   long offset = 0, alloc_tid = 0, free_tid = 0;
   cr_assert_eq(sscanf(r.out, "%lx %ld %ld %ld", &block, &offset, &alloc_tid, &free_tid), 4);
   char want[1024];
-  mc_expected(mc_find("guard_uaf_read"), block, offset, alloc_tid, free_tid, want, 512);
+  ck_expected(ck_find("guard_uaf_read"), block, offset, alloc_tid, free_tid, want, 512);
   strcat(want, "\nsizeclass:   allocated at fake site 7\nsizeclass:   freed at fake site 7\n");
   cr_assert_str_eq(r.err, want);
   free(r.out);
@@ -79,7 +79,7 @@ Test(guard_message, sites_are_named) {
  * pass as "caught". */
 Test(guard_message, refuses_without_preload) {
   pr_result_t r;
-  mc_run_exit(&r, "guard_overflow_write", every, MC_PLAIN, 2);
+  ck_run_exit(&r, "guard_overflow_write", every, CK_PLAIN, 2);
   free(r.out);
 }
 
@@ -88,7 +88,7 @@ Test(guard_message, refuses_without_preload) {
 Test(guard_message, off_by_default) {
   static const char *const none[] = {NULL};
   pr_result_t r;
-  mc_run_exit(&r, "guard_overflow_write", none, MC_PRELOADED, 2);
+  ck_run_exit(&r, "guard_overflow_write", none, CK_PRELOADED, 2);
   cr_assert(strstr(r.err, "precondition failed") != NULL, "%s", r.err);
   free(r.out);
 }
@@ -174,7 +174,7 @@ Test(guard_ok, every_size_is_guarded_and_usable) {
     cr_assert(sc_owns(p) || n == 0);
     fill(p, n, (uint8_t)n);
     expect_fill(p, n, (uint8_t)n);
-    void *gone = mc_opaque(p);
+    void *gone = ck_opaque(p);
     free(p);
     cr_assert(!sc_owns(gone));
   }
@@ -221,8 +221,8 @@ Test(guard_ok, freed_by_another_thread) {
     ptrs[i] = malloc(48);
     cr_assert(guarded(ptrs[i], 48));
   }
-  mc_free_in_thread(ptrs, 64);
-  for (int i = 0; i < 64; i++) cr_assert(!sc_owns(mc_opaque(ptrs[i])));
+  ck_free_in_thread(ptrs, 64);
+  for (int i = 0; i < 64; i++) cr_assert(!sc_owns(ck_opaque(ptrs[i])));
 }
 
 /* The child of a fork allocates and frees guarded blocks at once, frees the
@@ -240,7 +240,7 @@ Test(guard_ok, fork_child_guards_too, .init = cr_redirect_stderr) {
     free(p);
     if (bad) _exit(3);
     uint8_t *q = malloc(48);
-    ((volatile uint8_t *)mc_opaque(q))[48] = 1; /* caught: SIGABRT */
+    ((volatile uint8_t *)ck_opaque(q))[48] = 1; /* caught: SIGABRT */
     _exit(4);
   }
   int code = pr_wait_child(pid, 60); /* 128 + signal when killed */

@@ -114,7 +114,11 @@ const void *_Unwind_Find_FDE(void *pc, void *bases) {
 
 /* ---- the sites ---------------------------------------------------------------------------- */
 
+#if defined(__clang__) /* clang clones no functions (and knows no noclone) */
+#define NOINLINE __attribute__((noinline))
+#else
 #define NOINLINE __attribute__((noinline, noclone))
+#endif
 
 /* Each site stores what it made and returns through a volatile read, so no
  * call is a tail call (the caller's frame stays on the stack). */

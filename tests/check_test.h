@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* memcheck_test.h — the two kinds of death test of test_guard.c and
- * test_check.c, over the scenarios of memcheck_util.h:
- *   MC_DEATH_TEST(name): in this process (linked with libsizeclass.a, its
+/* check_test.h — the two kinds of death test of test_guard.c and
+ * test_check.c, over the scenarios of check_util.h:
+ *   CK_DEATH_TEST(name): in this process (linked with libsizeclass.a, its
  *     mode switched on by the suite's sizeclass_options), under Criterion's
  *     .signal = SIGABRT;
- *   mc_expect_message(name, env, how): tests/progs/memcheck_misuse NAME
+ *   ck_expect_message(name, env, how): tests/progs/check_misuse NAME
  *     with the variables env, under LD_PRELOAD or linked with
  *     libsizeclass.a, where the SIGABRT and the exact stderr line are both
  *     checked. */
-#ifndef MEMCHECK_TEST_H
-#define MEMCHECK_TEST_H
+#ifndef CHECK_TEST_H
+#define CHECK_TEST_H
 
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
@@ -18,72 +18,72 @@
 #include <stdio.h>
 
 #include "cr_util.h"
-#include "memcheck_util.h"
+#include "check_util.h"
 
-static void mc_ignore_announce(uintptr_t block, long offset, long alloc_tid, long free_tid) {
+static void ck_ignore_announce(uintptr_t block, long offset, long alloc_tid, long free_tid) {
   (void)block;
   (void)offset;
   (void)alloc_tid;
   (void)free_tid;
 }
-static const mc_env_t mc_in_process = {.announce = mc_ignore_announce};
+static const ck_env_t ck_in_process = {.announce = ck_ignore_announce};
 
 /* The scenario must abort; returning at all fails the test (no SIGABRT). */
-#define MC_DEATH_TEST(suite, name)                                   \
+#define CK_DEATH_TEST(suite, name)                                   \
   Test(suite, name, .signal = SIGABRT, .init = cr_redirect_stderr) { \
-    int rc = mc_find(#name)->run(&mc_in_process);                    \
+    int rc = ck_find(#name)->run(&ck_in_process);                    \
     cr_assert_fail("%s returned %d without aborting", #name, rc);    \
   }
 
-/* Blocks for mc_free_in_thread's thread. */
+/* Blocks for ck_free_in_thread's thread. */
 typedef struct {
   void **ptrs;
   int n;
-} mc_blocks_t;
+} ck_blocks_t;
 
-static void *mc_free_blocks(void *arg) {
-  const mc_blocks_t *b = arg;
+static void *ck_free_blocks(void *arg) {
+  const ck_blocks_t *b = arg;
   for (int i = 0; i < b->n; i++) free(b->ptrs[i]);
   return NULL;
 }
 
 /** Free ptrs[0..n) on another thread (a thread of its own, joined). */
-static inline void mc_free_in_thread(void **ptrs, int n) {
-  mc_blocks_t b = {ptrs, n};
+static inline void ck_free_in_thread(void **ptrs, int n) {
+  ck_blocks_t b = {ptrs, n};
   pthread_t t;
-  cr_assert_eq(pthread_create(&t, NULL, mc_free_blocks, &b), 0);
+  cr_assert_eq(pthread_create(&t, NULL, ck_free_blocks, &b), 0);
   pthread_join(t, NULL);
 }
 
 /** How the helper program gets the library. */
-enum { MC_PLAIN, MC_PRELOADED, MC_LINKED };
+enum { CK_PLAIN, CK_PRELOADED, CK_LINKED };
 
-/** Run memcheck_misuse NAME with the variables env (NULL-terminated):
+/** Run check_misuse NAME with the variables env (NULL-terminated):
  * unpreloaded, preloaded, or its copy linked with libsizeclass.a; a hang
  * is killed after 60 s. */
-static inline void mc_run(pr_result_t *r, const char *name, const char *const *env, int how) {
+static inline void ck_run(pr_result_t *r, const char *name, const char *const *env, int how) {
   char prog[4096];
-  pr_prog_path(prog, sizeof(prog), how == MC_LINKED ? "linked/memcheck_misuse" : "memcheck_misuse");
+  pr_prog_path(prog, sizeof(prog), how == CK_LINKED ? "linked/check_misuse" : "check_misuse");
   char *argv[] = {prog, (char *)name, NULL};
   pr_opts_t o = {
-      .preload = how == MC_PRELOADED, .timeout_s = 60, .env = env, .drop_sizeclass_env = true};
+      .preload = how == CK_PRELOADED, .timeout_s = 60, .env = env, .drop_sizeclass_env = true};
   cr_assert(pr_run(r, argv, &o), "could not run %s", prog);
 }
 
-/** mc_run, which must end with exit code `code` (free r->out). */
-static inline void mc_run_exit(pr_result_t *r, const char *name, const char *const *env, int how,
+/** ck_run, which must end with exit code `code` (free r->out). */
+static inline void ck_run_exit(pr_result_t *r, const char *name, const char *const *env, int how,
                                int code) {
-  mc_run(r, name, env, how);
+  ck_run(r, name, env, how);
   cr_assert_exit(r, code);
 }
 
 /** Scenario `name` under env, preloaded or linked (`how`), dies of
  * SIGABRT after writing exactly its message (one line) to stderr. */
-static inline void mc_expect_message(const char *name, const char *const *env, int how) {
-  const mc_case_t *c = mc_find(name);
+static inline void ck_expect_message(const char *name, const char *const *env, int how) {
+  const ck_case_t *c = ck_find(name);
   cr_assert_not_null(c, "no scenario %s", name);
   pr_result_t r;
-  mc_run(&r, name, env, how);
+  ck_run(&r, name, env, how);
   cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT,
             "%s: wait status %#x (want SIGABRT); stdout: %s; stderr: %s", name, (unsigned)r.status,
             r.out, r.err);
@@ -92,10 +92,10 @@ static inline void mc_expect_message(const char *name, const char *const *env, i
   cr_assert_eq(sscanf(r.out, "%lx %ld %ld %ld", &block, &offset, &alloc_tid, &free_tid), 4,
                "%s: nothing announced: '%s'", name, r.out);
   char want[512];
-  mc_expected(c, block, offset, alloc_tid, free_tid, want, sizeof(want) - 1);
+  ck_expected(c, block, offset, alloc_tid, free_tid, want, sizeof(want) - 1);
   strcat(want, "\n");
   cr_assert_str_eq(r.err, want, "%s", name);
   free(r.out);
 }
 
-#endif /* MEMCHECK_TEST_H */
+#endif /* CHECK_TEST_H */
