@@ -88,10 +88,15 @@ static void derive_class(struct sc_class_stats *o, const class_sum_t *d, const s
      * what came back from other threads) and by other threads. */
     o->frees = sub0(o->allocs + d->remote_frees, x->live + d->drained);
     o->live_blocks = sub0(o->allocs, o->frees);
-    o->peak_live_blocks = x->peak;
+    /* Peaks are summed over each arena's (and, with tags, each tag's)
+     * own: an upper bound, which no more blocks can be live than were
+     * ever carved bounds too (tags that take turns with one class's
+     * blocks would otherwise add up past it). */
+    o->peak_live_blocks = x->peak < d->fresh ? x->peak : d->fresh;
     o->live_requested_bytes = o->live_blocks ? x->req_live : 0;
-    o->peak_requested_bytes = x->req_peak;
-    o->peak_block_bytes = x->peak * size;
+    o->peak_block_bytes = o->peak_live_blocks * size;
+    o->peak_requested_bytes =
+        x->req_peak < o->peak_block_bytes ? x->req_peak : o->peak_block_bytes;
     o->total_requested_bytes = x->req_total;
   } else {
     o->allocs = d->allocs;

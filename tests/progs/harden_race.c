@@ -2,7 +2,8 @@
 /* harden_race — two threads free one block at the same moment (the owner
  * and another thread), over and over: `harden_race ATTEMPTS`, run under
  * LD_PRELOAD=libsizeclass.so. Each attempt runs in a child process (a
- * caught double free ends it): the owner makes a block, a second thread
+ * caught double free ends it; a new image, `harden_race --child DELAY`, so that its stderr is the
+ * pipe the parent reads from the library's start): the owner makes a block, a second thread
  * (with an arena of its own) and the owner meet, and both free the block
  * at once (one of them spins a little first, a sweep over the attempts, so
  * that the two frees meet at some attempt whatever the paths' lengths); the second thread then
@@ -76,6 +77,12 @@ static int attempt(void) {
 }
 
 int main(int argc, char **argv) {
+  /* An attempt: a new image whose stderr was the pipe from its start (the
+   * library writes its lines only to the stderr it started with). */
+  if (argc == 3 && strcmp(argv[1], "--child") == 0) {
+    delay = atol(argv[2]);
+    return attempt();
+  }
   long attempts = argc == 2 ? atol(argv[1]) : 0;
   if (attempts <= 0) {
     fprintf(stderr, "usage: harden_race ATTEMPTS\n");
@@ -92,7 +99,10 @@ int main(int argc, char **argv) {
     if (pid == 0) {
       close(fds[0]);
       dup2(fds[1], 2);
-      _exit(attempt());
+      char d[32];
+      snprintf(d, sizeof(d), "%ld", delay);
+      execl("/proc/self/exe", argv[0], "--child", d, (char *)NULL);
+      _exit(3);
     }
     close(fds[1]);
     char err[512];
