@@ -82,6 +82,38 @@ Test(tags, budget_abort_stops_at_the_crossing) {
   free(r.out);
 }
 
+/* Must hold (issue 27): an abort for a budget writes the JSON report
+ * first: its reason is "abort: budget ...", and its budgets show the
+ * breach. 1024 blocks of 256 B (256 KiB) cross 64 KiB. */
+Test(tags, budget_abort_writes_the_report_first) {
+  char path[] = "/tmp/sc_tagab_XXXXXX.json";
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0);
+  close(fd);
+  char stats[600];
+  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", path);
+  const char *env[] = {"SIZECLASS_BUDGET=tag:audio=64KiB", "SIZECLASS_BUDGET_ACTION=abort", stats,
+                       "SIZECLASS_STATS_FORMAT=json", NULL};
+  const char *args[] = {"1024", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 128 + SIGABRT, "%s", r.err);
+  cr_expect(strstr(r.out, "done") == NULL);
+  cr_expect(strstr(r.err, "sizeclass: budget tag:audio 64.0 KiB exceeded: ") != NULL, "%s", r.err);
+  free(r.out);
+  char cmd[1200];
+  snprintf(cmd, sizeof(cmd), "python3 -m json.tool '%s' >/dev/null", path);
+  cr_expect_eq(system(cmd), 0, "the report is not JSON");
+  snprintf(cmd, sizeof(cmd),
+           "python3 -c 'import json,sys; d=json.load(open(\"%s\")); "
+           "b=[x for x in d[\"budgets\"] if x[\"what\"]==\"tag:audio\"]; "
+           "sys.exit(0 if d[\"reason\"].startswith(\"abort: budget\") and len(b)==1 and "
+           "b[0][\"breached\"] is True and b[0][\"limit\"]==65536 and "
+           "b[0][\"live\"]>65536 else 1)'",
+           path);
+  cr_expect_eq(system(cmd), 0, "the report lacks the abort's reason or the breach");
+  unlink(path);
+}
+
 /* warn: one line, and the program's output is unchanged. */
 Test(tags, budget_warn_prints_once) {
   const char *env[] = {"SIZECLASS_BUDGET=tag:audio=1MiB", NULL};
