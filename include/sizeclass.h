@@ -187,7 +187,8 @@ bool sc_stats_enable_exact(void);
  * program sets up. */
 bool sc_option_set(const char *name, const char *value);
 /** Keep a named snapshot of every figure of the statistics (classes,
- * totals, the system allocator, frames; no per-block data) under `name`:
+ * totals, the system allocator, frames; with tags on, the 32 tags and 16
+ * threads with the most live bytes; no per-block data) under `name`:
  * "what did the level load leave behind?". The report lists the last 32
  * under "snapshots" (JSON) and in a short table (text); `sizeclass-report
  * diff report.json@a report.json@b` compares two. The name is cut to 63

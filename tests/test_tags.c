@@ -82,6 +82,38 @@ Test(tags, budget_abort_stops_at_the_crossing) {
   free(r.out);
 }
 
+/* Must hold (issue 27): an abort for a budget writes the JSON report
+ * first: its reason is "abort: budget ...", and its budgets show the
+ * breach. 1024 blocks of 256 B (256 KiB) cross 64 KiB. */
+Test(tags, budget_abort_writes_the_report_first) {
+  char path[] = "/tmp/sc_tagab_XXXXXX.json";
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0);
+  close(fd);
+  char stats[600];
+  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", path);
+  const char *env[] = {"SIZECLASS_BUDGET=tag:audio=64KiB", "SIZECLASS_BUDGET_ACTION=abort", stats,
+                       "SIZECLASS_STATS_FORMAT=json", NULL};
+  const char *args[] = {"1024", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 128 + SIGABRT, "%s", r.err);
+  cr_expect(strstr(r.out, "done") == NULL);
+  cr_expect(strstr(r.err, "sizeclass: budget tag:audio 64.0 KiB exceeded: ") != NULL, "%s", r.err);
+  free(r.out);
+  char cmd[1200];
+  snprintf(cmd, sizeof(cmd), "python3 -m json.tool '%s' >/dev/null", path);
+  cr_expect_eq(system(cmd), 0, "the report is not JSON");
+  snprintf(cmd, sizeof(cmd),
+           "python3 -c 'import json,sys; d=json.load(open(\"%s\")); "
+           "b=[x for x in d[\"budgets\"] if x[\"what\"]==\"tag:audio\"]; "
+           "sys.exit(0 if d[\"reason\"].startswith(\"abort: budget\") and len(b)==1 and "
+           "b[0][\"breached\"] is True and b[0][\"limit\"]==65536 and "
+           "b[0][\"live\"]>65536 else 1)'",
+           path);
+  cr_expect_eq(system(cmd), 0, "the report lacks the abort's reason or the breach");
+  unlink(path);
+}
+
 /* warn: one line, and the program's output is unchanged. */
 Test(tags, budget_warn_prints_once) {
   const char *env[] = {"SIZECLASS_BUDGET=tag:audio=1MiB", NULL};
@@ -242,4 +274,58 @@ Test(tags, budgets_set_at_run_time) {
   cr_expect(count_of(r.err, "budget class:256 384.0 KiB exceeded: 384.") == 1, "%s", r.err);
   cr_expect(count_of(r.err, "budget thread:budgeter") <= 6, "%s", r.err);
   free(r.out);
+}
+
+/* Named snapshots hold the tags and threads of their moment (issue 28):
+ * "a" with 400 live audio blocks of 256 B, "b" after 300 were freed; the
+ * report tool's diff checks a tag's figure between them. */
+Test(tags, named_snapshots_hold_tags_and_threads) {
+  cr_at_source_root("scripts/sizeclass-report");
+  char path[] = "/tmp/sc_tagsn_XXXXXX.json";
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0);
+  close(fd);
+  char stats[600];
+  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", path);
+  const char *env[] = {stats, "SIZECLASS_STATS_FORMAT=json", "SIZECLASS_STATS_EXACT=1", NULL};
+  const char *args[] = {"snap", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  cr_expect_str_eq(r.out, "done\n", "%s", r.err);
+  free(r.out);
+  char cmd[1600];
+  snprintf(cmd, sizeof(cmd),
+           "python3 -c 'import json,sys\n"
+           "d=json.load(open(\"%s\")); s=d[\"snapshots\"]\n"
+           "def tag(i, n): return [t for t in s[i][\"tags\"] if t[\"name\"]==n][0]\n"
+           "def cls(t, z): return [c for c in t[\"classes\"] if c[\"size\"]==z][0]\n"
+           "def th(i): return [t for t in s[i][\"threads\"] if t[\"name\"]==\"snapper\"][0]\n"
+           "a, b = tag(0, \"audio\"), tag(1, \"audio\")\n"
+           "ok = [s[0][\"name\"]==\"a\", s[1][\"name\"]==\"b\",\n"
+           " a[\"live_blocks\"]==400, a[\"live_block_bytes\"]==102400, b[\"live_blocks\"]==100,\n"
+           " b[\"live_block_bytes\"]==25600, b[\"frees\"]==300, cls(a,256)[\"live_blocks\"]==400,\n"
+           " cls(b,256)[\"live_blocks\"]==100, cls(b,256)[\"peak_live_blocks\"]==400,\n"
+           " tag(0,\"ui\")[\"live_block_bytes\"]==640, tag(1,\"ui\")[\"live_block_bytes\"]==640,\n"
+           " s[0][\"tags\"][0][\"name\"]==\"audio\",\n"
+           " th(0)[\"live_block_bytes\"]-th(1)[\"live_block_bytes\"]==300*256]\n"
+           "sys.exit(0 if all(ok) else print(ok) or 1)'",
+           path);
+  cr_expect_eq(system(cmd), 0, "the snapshots' tags or threads are wrong");
+  /* a -> b: audio shrank (passes); b -> a: it grew 4x (fails); ui unchanged. */
+  snprintf(cmd, sizeof(cmd),
+           "scripts/sizeclass-report diff '%s@a' '%s@b' --fail-if "
+           "'tag[audio].live_block_bytes>+5%%' >/dev/null 2>&1",
+           path, path);
+  cr_expect_eq(system(cmd), 0, "audio shrank from a to b");
+  snprintf(cmd, sizeof(cmd),
+           "scripts/sizeclass-report diff '%s@b' '%s@a' --fail-if "
+           "'tag[audio].live_block_bytes>+5%%' >/dev/null 2>&1",
+           path, path);
+  cr_expect_neq(system(cmd), 0, "audio grew 4x from b to a");
+  snprintf(cmd, sizeof(cmd),
+           "scripts/sizeclass-report diff '%s@b' '%s@a' --fail-if "
+           "'tag[ui].live_block_bytes>+5%%' >/dev/null 2>&1",
+           path, path);
+  cr_expect_eq(system(cmd), 0, "ui is unchanged");
+  unlink(path);
 }

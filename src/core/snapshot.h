@@ -141,6 +141,10 @@ extern _Atomic(sc_frame_listener_fn) sc__frame_listener;
 /** Named snapshots kept (the last ones) and the bytes of a name kept. */
 #define SC_NAMED_MAX 32
 #define SC_NAMED_NAME_CAP 64
+/** Tags and threads a named snapshot keeps (while tags are on): the ones
+ * with the most live bytes (block + system), largest first. */
+#define SC_NAMED_TAGS 32
+#define SC_NAMED_THREADS 16
 
 /* One named snapshot: every figure of the statistics when it was taken
  * (no per-block data). The name is the caller's bytes, cut to fit and
@@ -150,6 +154,12 @@ typedef struct sc_named_s {
   uint64_t frame;   /* frames marked when it was taken */
   uint64_t wall_ns; /* the process's run time then */
   struct sc_stats stats;
+  /* Tags on when it was taken: the top ntags tags and nthreads threads
+   * (largest first); off: both 0 and the report prints null. */
+  bool tags_on;
+  uint32_t ntags, nthreads;
+  struct sc_tag_stats tags[SC_NAMED_TAGS];
+  struct sc_thread_stats threads[SC_NAMED_THREADS];
 } sc_named_t;
 
 /** Named snapshots taken so far (the last SC_NAMED_MAX of them are kept). */

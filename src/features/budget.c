@@ -318,10 +318,6 @@ static void put_callers(line_t *l) {
   if (shown == 0) put(l, "an unknown caller");
 }
 
-/* a1's report-then-abort (src/core/harden.c). FALLBACK until merged: a weak
- * reference; without it the line is printed and abort() called. */
-void sc__abort_with_report(const char *why) __attribute__((weak));
-
 static void breach(budget_t *b, uint64_t live, size_t n, unsigned c) {
   line_t l = {{0}, 0};
   put(&l, "budget ");
@@ -337,11 +333,9 @@ static void breach(budget_t *b, uint64_t live, size_t n, unsigned c) {
   put(&l, " B by ");
   put_callers(&l);
   put(&l, ")");
-  if (sc__setting(SC_SET_BUDGET_ACTION) == SC_BUDGET_ACTION_ABORT) {
-    if (sc__abort_with_report) sc__abort_with_report(l.buf);
-    sc__warn(l.buf);
-    abort();
-  }
+  /* abort: the line, the report (SIZECLASS_STATS, reason "abort: budget
+   * ..."), then abort() (core/harden.c). */
+  if (sc__setting(SC_SET_BUDGET_ACTION) == SC_BUDGET_ACTION_ABORT) sc__abort_with_report(l.buf);
   sc__warn(l.buf);
 }
 

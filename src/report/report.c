@@ -535,12 +535,10 @@ static void named_row(const void *ctx, unsigned r, sc_ev_t *v) {
 }
 
 /** A named snapshot's "tags" and "threads" (the schema's keys; null while
- * the library does not track them). The spot where the tag and thread
- * figures of snapshot n go, when there are any. */
+ * the library did not track them): the largest ones it kept, in the shape
+ * of the report's own. */
 static void named_tags_threads(sc_emitter_t *e, const sc_named_t *n) {
-  (void)n;
-  sc__em_kv(e, "tags", NULL, sc__ev(SC_EV_NULL, 0));
-  sc__em_kv(e, "threads", NULL, sc__ev(SC_EV_NULL, 0));
+  sc__report_named_tags(e, n); /* report_tags.c */
 }
 
 /** The report's "snapshots": every kept named snapshot with the same

@@ -39,9 +39,10 @@ static const sc_em_table_t tag_table = {
 
 static sc_ev_t opt_bytes(uint64_t v) { return v ? sc__ev(SC_EV_BYTES, v) : sc__ev(SC_EV_NULL, 0); }
 
+/* Rows: ctx is the rows (NULL: the report's own), in the order of order[]. */
 static void tag_row(const void *ctx, unsigned r, sc_ev_t *v) {
-  (void)ctx;
-  const struct sc_tag_stats *s = &tags[order[r]];
+  const struct sc_tag_stats *base = ctx != NULL ? ctx : tags;
+  const struct sc_tag_stats *s = &base[order[r]];
   unsigned k = 0;
   v[k++] = sc__ev_str(s->name);
   v[k++] = opt_bytes(s->budget);
@@ -79,20 +80,21 @@ static void tag_class_row(const void *ctx, unsigned c, sc_ev_t *v) {
   v[3] = sc__ev(SC_EV_COUNT, s->classes[c].allocs);
 }
 
-/** The tags: a text table, or in JSON one object per tag with its classes. */
-static void tags_out(sc_emitter_t *e, unsigned n) {
+/** The tags base[order[0..n)]: a text table, or in JSON one object per
+ * tag with its classes. */
+static void tags_out(sc_emitter_t *e, const struct sc_tag_stats *base, unsigned n) {
   if (e->mode != SC_EM_JSON) {
-    sc__em_table(e, &tag_table, n, tag_row, NULL);
+    sc__em_table(e, &tag_table, n, tag_row, base);
     return;
   }
   sc_ev_t v[sizeof(tag_cols) / sizeof(tag_cols[0])];
   sc__em_array(e, "tags");
   for (unsigned r = 0; r < n; r++) {
-    tag_row(NULL, r, v);
+    tag_row(base, r, v);
     sc__em_item(e);
     for (unsigned k = 0; k < sizeof(tag_cols) / sizeof(tag_cols[0]); k++)
       sc__em_kv(e, tag_cols[k].key, NULL, v[k]);
-    sc__em_table(e, &tag_class_table, SC_CLASSES, tag_class_row, &tags[order[r]]);
+    sc__em_table(e, &tag_class_table, SC_CLASSES, tag_class_row, &base[order[r]]);
     sc__em_item_end(e);
   }
   sc__em_array_end(e);
@@ -119,8 +121,8 @@ static const sc_em_table_t thread_table = {
 };
 
 static void thread_row(const void *ctx, unsigned r, sc_ev_t *v) {
-  (void)ctx;
-  const struct sc_thread_stats *s = &threads[order[r]];
+  const struct sc_thread_stats *base = ctx != NULL ? ctx : threads;
+  const struct sc_thread_stats *s = &base[order[r]];
   unsigned k = 0;
   v[k++] = sc__ev_str(s->name);
   v[k++] = sc__ev(SC_EV_COUNT, (uint64_t)s->tid);
@@ -181,7 +183,7 @@ void sc__report_tags(sc_emitter_t *e, bool unlocked) {
   if (n > SC_TAGS) n = SC_TAGS;
   for (unsigned i = 0; i < n; i++) key[i] = tags[i].live_block_bytes + tags[i].system_live_bytes;
   sort_desc((unsigned)n, key);
-  tags_out(e, (unsigned)n);
+  tags_out(e, tags, (unsigned)n);
   size_t m = sc__tags_threads_fill(threads, 256, unlocked);
   if (m > 256) m = 256;
   for (unsigned i = 0; i < m; i++)
@@ -190,4 +192,18 @@ void sc__report_tags(sc_emitter_t *e, bool unlocked) {
   sc__em_table(e, &thread_table, (unsigned)m, thread_row, NULL);
   size_t b = sc__budget_list(budgets, 64);
   sc__em_table(e, &budget_table, (unsigned)(b > 64 ? 64 : b), budget_row, NULL);
+}
+
+void sc__report_named_tags(sc_emitter_t *e, const sc_named_t *n) {
+  if (!n->tags_on) {
+    sc__em_kv(e, "tags", NULL, sc__ev(SC_EV_NULL, 0));
+    sc__em_kv(e, "threads", NULL, sc__ev(SC_EV_NULL, 0));
+    return;
+  }
+  /* Kept largest first: in their order. */
+  unsigned nt = n->ntags < SC_NAMED_TAGS ? n->ntags : SC_NAMED_TAGS;
+  unsigned nth = n->nthreads < SC_NAMED_THREADS ? n->nthreads : SC_NAMED_THREADS;
+  for (unsigned i = 0; i < SC_NAMED_TAGS || i < SC_NAMED_THREADS; i++) order[i] = i;
+  tags_out(e, n->tags, nt);
+  sc__em_table(e, &thread_table, nth, thread_row, n->threads);
 }

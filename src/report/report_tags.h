@@ -5,11 +5,15 @@
 
 #include <stdbool.h>
 
+#include "core/snapshot.h"
 #include "report/emit.h"
 
 #pragma GCC visibility push(hidden)
 /** The tags, threads and budgets tables (JSON null each while tags are off). */
 void sc__report_tags(sc_emitter_t *e, bool unlocked);
+/** A named snapshot's "tags" and "threads" (JSON null each when tags were
+ * off when it was taken), in the shape of the report's own. */
+void sc__report_named_tags(sc_emitter_t *e, const sc_named_t *n);
 #pragma GCC visibility pop
 
 #endif /* SC_REPORT_TAGS_H */

@@ -96,8 +96,28 @@ static int set(void) {
   return 0;
 }
 
+/** argv[1] "snap": named snapshots hold the tags and threads of their
+ * moment. Thread "snapper": 400 blocks of 256 B under "audio" and 10 of
+ * 64 B under "ui", sc_snapshot("a"); 300 of the audio blocks freed,
+ * sc_snapshot("b"). */
+static int snap(void) {
+  pthread_setname_np(pthread_self(), "snapper");
+  sc_tag_t audio = sc_tag("audio"), ui = sc_tag("ui");
+  sc_tag_t prev = sc_tag_enter(ui);
+  for (int i = 0; i < 10; i++) keep[1000 + i] = malloc(64);
+  sc_tag_enter(audio);
+  for (int i = 0; i < 400; i++) keep[i] = malloc(256);
+  sc_tag_leave(prev);
+  if (!sc_snapshot("a")) return 1;
+  for (int i = 100; i < 400; i++) free(keep[i]);
+  if (!sc_snapshot("b")) return 1;
+  printf("done\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "set") == 0) return set();
+  if (argc > 1 && strcmp(argv[1], "snap") == 0) return snap();
   if (argc > 1 && argv[1][0] == 's') return scope();
   if (argc > 1 && argv[1][0] == 'p') return pools();
   if (argc > 1 && argv[1][0] == 'n') return names();
