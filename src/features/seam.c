@@ -473,14 +473,23 @@ static void *malloc_exact_sampled(size_t n, size_t g, sc_page_t *page) {
  * every free whose page's owner is not `self` comes here, every local one
  * among them. self is the thread's arena + 1, or SC_NOT_AN_ARENA without
  * one (less one, never a page's owner either). */
-static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
+/** The owner's free of block p of page with exact statistics: its
+ * accounting (in the row of the block's tag with `tags`, else in the
+ * arena's own), then the block back on its page's list as sc__page_put
+ * does, reading the wide map entry once. */
+static sc_always_inline void exact_free_with(void *p, sc_page_t *page, sc_arena_t *self,
+                                             bool tags) {
   sc_arena_t *a = (sc_arena_t *)((uintptr_t)self - 1);
   if (sc_likely(page->arena == a)) {
     /* The block's wide map entry: its state, and its request beside it. */
     uint8_t *e = page->map + (sc__map_index((uintptr_t)p, page->shift) << SC_MAP_WIDE_SHIFT);
     unsigned c = page->class_idx;
-    a->exact.headroom[c]++;
-    a->exact.req_freed[c] += *sc__req_slot_at(e);
+    if (tags) {
+      sc__tags_free(a, e, c);
+    } else {
+      a->exact.headroom[c]++;
+      a->exact.req_freed[c] += *sc__req_slot_at(e);
+    }
     sc_block_t *b = p;
 #if SC_HARDEN
     if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) goto marked;
@@ -495,6 +504,10 @@ static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
     return;
   }
   sc__free_other(p, page);
+}
+
+static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
+  exact_free_with(p, page, self, false);
 }
 
 /* ---- exact statistics with tags (tags.h) ------------------------------------------------ */
@@ -548,24 +561,7 @@ static void *malloc_rules_sampled(size_t n, size_t g, sc_page_t *page) {
 /** free with tags: the exact tier's, counted in the owner's row of the
  * block's tag. */
 static void free_tags(void *p, sc_page_t *page, sc_arena_t *self) {
-  sc_arena_t *a = (sc_arena_t *)((uintptr_t)self - 1);
-  if (sc_likely(page->arena == a)) {
-    uint8_t *e = page->map + (sc__map_index((uintptr_t)p, page->shift) << SC_MAP_WIDE_SHIFT);
-    sc__tags_free(a, e, page->class_idx);
-    sc_block_t *b = p;
-#if SC_HARDEN
-    if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) goto marked;
-#endif
-    if (sc_unlikely(sc__map_dec(e))) goto marked;
-    b->next = sc__encode(page->free, b, page);
-    page->free = b;
-    if (sc_unlikely(sc__used_dec(&page->used))) sc__page_after_free(page);
-    return;
-  marked:
-    sc__page_free_marked(p, page);
-    return;
-  }
-  sc__free_other(p, page);
+  exact_free_with(p, page, self, true);
 }
 
 void sc__seam_tags_install(void);
