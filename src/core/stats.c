@@ -95,8 +95,7 @@ static void derive_class(struct sc_class_stats *o, const class_sum_t *d, const s
     o->peak_live_blocks = x->peak < d->fresh ? x->peak : d->fresh;
     o->live_requested_bytes = o->live_blocks ? x->req_live : 0;
     o->peak_block_bytes = o->peak_live_blocks * size;
-    o->peak_requested_bytes =
-        x->req_peak < o->peak_block_bytes ? x->req_peak : o->peak_block_bytes;
+    o->peak_requested_bytes = x->req_peak < o->peak_block_bytes ? x->req_peak : o->peak_block_bytes;
     o->total_requested_bytes = x->req_total;
   } else {
     o->allocs = d->allocs;
