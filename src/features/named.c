@@ -30,10 +30,14 @@ static bool taken_row[SCRATCH_ROWS];
 
 /** The index of the largest key[0..n) not yet taken (n > 0 rows left). */
 static size_t largest(size_t n) {
-  size_t best = SCRATCH_ROWS;
-  for (size_t i = 0; i < n; i++)
-    if (!taken_row[i] && (best == SCRATCH_ROWS || key[i] > key[best])) best = i;
-  taken_row[best] = true;
+  size_t best = 0;
+  bool found = false;
+  for (size_t i = 0; i < n && i < SCRATCH_ROWS; i++)
+    if (!taken_row[i] && (!found || key[i] > key[best])) {
+      best = i;
+      found = true;
+    }
+  taken_row[best] = true; /* the callers ask only while a row is left */
   return best;
 }
 
