@@ -22,11 +22,11 @@ enum { B_TOTAL, B_TAG, B_CLASS, B_THREAD };
 
 #define BUDGETS 64
 typedef struct {
-  uint8_t kind, cls;
-  int16_t tag;                    /* B_TAG: its id once registered; -1 before */
-  char name[SC_TAG_NAME_MAX + 1]; /* tag or thread name */
   uint64_t limit, peak, live, first_frame, last_excess;
+  int16_t tag; /* B_TAG: its id once registered; -1 before */
+  uint8_t kind, cls;
   bool breached;
+  char name[SC_TAG_NAME_MAX + 1]; /* tag or thread name */
 } budget_t;
 
 static budget_t budgets[BUDGETS];
@@ -43,7 +43,8 @@ typedef struct {
 static void put(line_t *l, const char *s) {
   while (*s && l->len < sizeof(l->buf) - 1) {
     char ch = *s++;
-    l->buf[l->len++] = (unsigned char)ch < 0x20 ? '?' : ch;
+    if ((unsigned char)ch < 0x20) ch = '?';
+    l->buf[l->len++] = ch;
   }
   l->buf[l->len] = 0;
 }
@@ -113,7 +114,7 @@ static bool parse_size(const char *s, size_t len, uint64_t *out) {
   while (i < len && s[i] == ' ') i++;
   unsigned shift = 0;
   if (i < len) {
-    char u = s[i] | 0x20;
+    char u = (char)(s[i] | 0x20);
     shift = u == 'k' ? 10 : u == 'm' ? 20 : u == 'g' ? 30 : u == 't' ? 40 : u == 'b' ? 0 : 99;
     if (shift == 99) return false;
     i++;
@@ -318,7 +319,7 @@ static void put_callers(line_t *l) {
   if (shown == 0) put(l, "an unknown caller");
 }
 
-static void breach(budget_t *b, uint64_t live, size_t n, unsigned c) {
+static void breach(budget_t *b, uint64_t live, size_t n) {
   line_t l = {{0}, 0};
   put(&l, "budget ");
   put_what(&l, b);
@@ -329,7 +330,7 @@ static void breach(budget_t *b, uint64_t live, size_t n, unsigned c) {
   put(&l, " live at frame ");
   put_u(&l, b->first_frame);
   put(&l, " (allocation of ");
-  put_u(&l, c < SC_CLASSES ? n : n);
+  put_u(&l, n);
   put(&l, " B by ");
   put_callers(&l);
   put(&l, ")");
@@ -377,7 +378,7 @@ void sc__budget_check(sc_arena_t *a, unsigned t, unsigned c, size_t n) {
     }
     /* Again at each doubling of the excess, counted from 1/16 of the limit. */
     b->last_excess = excess > b->limit / 16 ? excess : b->limit / 16;
-    breach(b, live, n, c);
+    breach(b, live, n);
   }
   checking = false;
 }

@@ -204,8 +204,11 @@ static void warn_rule(const char *what, const char *s, size_t len) {
   const char *parts[] = {what, " \"", NULL};
   for (unsigned k = 0; parts[k] != NULL; k++)
     for (const char *p = parts[k]; *p && at < sizeof(line) - 80; p++) line[at++] = *p;
-  for (size_t i = 0; i < len && i < 64 && at < sizeof(line) - 64; i++)
-    line[at++] = (unsigned char)s[i] < 0x20 ? '?' : s[i];
+  for (size_t i = 0; i < len && i < 64 && at < sizeof(line) - 64; i++) {
+    char ch = s[i];
+    if ((unsigned char)ch < 0x20) ch = '?';
+    line[at++] = ch;
+  }
   const char *tail =
       "\" ignored (expected NAME=PATTERN[,PATTERN...]; rules split by ';', "
       "a pattern globs a library's file name, or main)";

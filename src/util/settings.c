@@ -570,7 +570,8 @@ static void warn_bad(const sc_setting_t *s, const char *v) {
       if (signals[i].signo == n) name = signals[i].name;
     if (n != 0) add_s(&problem, "SIG");
     for (size_t i = 0; n != 0 && name[i] != 0 && i < 16; i++) {
-      char ch = name[i] >= 'a' && name[i] <= 'z' ? (char)(name[i] - 'a' + 'A') : name[i];
+      char ch = name[i];
+      if (ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
       add(&problem, &ch, 1);
     }
     add_s(&problem, n != 0 ? " is refused (" : "refused (");
