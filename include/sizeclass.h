@@ -216,9 +216,9 @@ __attribute__((unused)) static inline void sc__tag_scope_end(sc_tag_t *prev) {
 #define SC__TAG_CAT2(a, b) a##b
 #define SC__TAG_CAT(a, b) SC__TAG_CAT2(a, b)
 /* Enter tag `name` until the end of the enclosing block. */
-#define SC_TAG_SCOPE(name)                                                                    \
-  sc_tag_t SC__TAG_CAT(sc__tag_prev_, __LINE__) __attribute__((cleanup(sc__tag_scope_end))) = \
-      sc_tag_enter(sc_tag(name))
+#define SC_TAG_SCOPE(name)                      \
+  sc_tag_t SC__TAG_CAT(sc__tag_prev_, __LINE__) \
+      __attribute__((cleanup(sc__tag_scope_end), unused)) = sc_tag_enter(sc_tag(name))
 #endif
 
 /* One tag's figures (sc_stats_tags). Peaks are each thread's own peak
