@@ -41,13 +41,15 @@ static _Atomic(uintptr_t) top[TOP_ENTRIES];
  * OS refuses. Mapped memory is zero: a node needs no other
  * initialisation, so a reader that sees its address sees its zeros. */
 static sc_noinline uintptr_t node_make(_Atomic(uintptr_t) *at, size_t bytes) {
-  uintptr_t n = atomic_load_explicit(at, memory_order_relaxed);
+  uintptr_t n = atomic_load_explicit(at, memory_order_acquire);
   if (n != 0) return n;
   void *fresh = sc__os_map_aligned(bytes, 4096);
   if (fresh == NULL) return 0;
   uintptr_t expected = 0;
-  if (atomic_compare_exchange_strong_explicit(at, &expected, (uintptr_t)fresh, memory_order_relaxed,
-                                              memory_order_relaxed))
+  /* Release and acquire: a thread that sees the node sees its zeros (plain
+   * loads and stores on x86-64; ThreadSanitizer needs them said). */
+  if (atomic_compare_exchange_strong_explicit(at, &expected, (uintptr_t)fresh, memory_order_release,
+                                              memory_order_acquire))
     return (uintptr_t)fresh;
   sc__os_unmap(fresh, bytes); /* another thread installed one first */
   return expected;
@@ -73,11 +75,11 @@ static sc_noinline slot_t *slot_make(uintptr_t u) {
   do {                                                                                           \
     uintptr_t t_ = (u) >> (WINDOW_SHIFT + 2 * NODE_BITS);                                        \
     if (sc_unlikely(t_ >= TOP_ENTRIES)) goto none;                                               \
-    uintptr_t mid_ = atomic_load_explicit(&top[t_], memory_order_relaxed);                       \
+    uintptr_t mid_ = atomic_load_explicit(&top[t_], memory_order_acquire);                       \
     if (sc_unlikely(mid_ == 0)) goto none;                                                       \
     uintptr_t leaf_ = atomic_load_explicit(                                                      \
         &((_Atomic(uintptr_t) *)mid_)[((u) >> (WINDOW_SHIFT + NODE_BITS)) & (NODE_ENTRIES - 1)], \
-        memory_order_relaxed);                                                                   \
+        memory_order_acquire);                                                                   \
     if (sc_unlikely(leaf_ == 0)) goto none;                                                      \
     (s) = &((slot_t *)leaf_)[((u) >> WINDOW_SHIFT) & (NODE_ENTRIES - 1)];                        \
   } while (0)
