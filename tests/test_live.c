@@ -475,6 +475,7 @@ Test(live, the_reader_gives_one_clean_line_for_1000_mutated_snapshots, .timeout 
   size_t n = 0;
   unsigned char *orig = NULL;
   char *o = NULL;
+  int rc = -1;
   snprintf(path, sizeof(path), "%s/orig", dir);
   for (int tries = 0; tries < 50; tries++) {
     free(orig);
@@ -484,7 +485,6 @@ Test(live, the_reader_gives_one_clean_line_for_1000_mutated_snapshots, .timeout 
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     cr_assert_eq(write(fd, orig, n), (ssize_t)n);
     close(fd);
-    int rc;
     o = sh_run(&rc, 60, TOP " --check '%s'", path);
     if (rc == 0 && strstr(o, ": ok\n") != NULL) break;
     sleep_ms(20);
