@@ -94,6 +94,17 @@ static inline sc_block_t *sc__page_take_counted(sc_page_t *page, bool goes_on, u
   (void)goes_on; /* only the hardened check uses it */
   sc_block_t *b = page->free;
   if (sc_likely(!sc__not_block_start(b, page))) {
+    /* The map first, then the link: b itself was checked when it became
+     * the head (in its page), and a FREE map byte says it is a block of
+     * this page nobody holds; the decode's check then guards the next. */
+    *index = sc__map_index((uintptr_t)b, page->shift);
+    page->used++; /* first: the compiler keeps it one add before the asm */
+    if (count) page->allocs++;
+#if SC_HARDEN
+    if (sc_unlikely(sc__map_take(&page->map[*index << eshift]))) goto corrupt;
+#else
+    page->map[*index << eshift] = SC_MAP_LIVE;
+#endif
     sc_block_t *next = sc__decode(b->next, b, page);
     page->free = next;
     /* The next block's line, for the next malloc of this class: a page's
@@ -105,6 +116,14 @@ static inline sc_block_t *sc__page_take_counted(sc_page_t *page, bool goes_on, u
      * store, so the check reuses the register the store no longer needs. */
     if (sc_unlikely((((uintptr_t)next ^ (uintptr_t)b) >> SC_PAGE_SHIFT) != 0)) goto corrupt;
 #endif
+#if defined(__x86_64__)
+    /* b is the return value: kept in rax from its load on, it needs no
+     * move before the ret (GCC would use rax for the decode and move b
+     * back at the end). Never NULL: a block start of the page. */
+    __asm__("" : "+a"(b));
+    if (b == NULL) __builtin_unreachable();
+#endif
+    return b;
   } else {
     uint8_t *at = page->carve_next;
     /* A head that is no block start is never handed out: NULL, or a fresh
@@ -112,8 +131,9 @@ static inline sc_block_t *sc__page_take_counted(sc_page_t *page, bool goes_on, u
     if (sc_unlikely(at == page->carve_end)) return NULL;
 #if SC_HARDEN
     /* It must be the list end, the page's own (sc__list_end: one byte into
-     * the page); else a link was corrupted. */
-    if (sc_unlikely((uintptr_t)page->carve_end - (uintptr_t)b != SC_PAGE_SIZE - 1)) goto corrupt;
+     * the page); else a link was corrupted. (b + 0xffff against the end:
+     * a lea and a compare.) */
+    if (sc_unlikely((uintptr_t)b + (SC_PAGE_SIZE - 1) != (uintptr_t)page->carve_end)) goto corrupt;
 #endif
     if (at == NULL) __builtin_unreachable(); /* a page's blocks are never at 0 */
     b = (sc_block_t *)at;
@@ -127,15 +147,6 @@ static inline sc_block_t *sc__page_take_counted(sc_page_t *page, bool goes_on, u
     if (count) page->allocs++;
     return b;
   }
-  *index = sc__map_index((uintptr_t)b, page->shift);
-  page->used++; /* first: the compiler keeps it one add before the asm */
-  if (count) page->allocs++;
-#if SC_HARDEN
-  if (sc_unlikely(sc__map_take(&page->map[*index << eshift]))) goto corrupt;
-#else
-  page->map[*index << eshift] = SC_MAP_LIVE;
-#endif
-  return b;
 #if SC_HARDEN
 corrupt:
   if (goes_on) sc__fatal_list_at(page);
