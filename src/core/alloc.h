@@ -264,11 +264,12 @@ static inline void *sc__malloc_inline(size_t n) {
 /** free(p), any pointer: ours, the system allocator's, or NULL. */
 static inline void sc__free_inline(void *p) {
   uintptr_t u = (uintptr_t)p;
-  if (sc_unlikely(!sc__segment_owned(u))) {
+  uintptr_t seg = sc__segment_index(u);
+  if (sc_unlikely(!sc__segment_index_owned(seg))) {
     sc__free_slow(p); /* NULL or the system allocator's */
     return;
   }
-  sc_page_t *page = sc__page_of(sc__segment_of(u), u);
+  sc_page_t *page = sc__page_of(sc__segment_at_index(seg), u);
   sc_arena_t *self = sc__thread.self;
   if (sc_unlikely(page->arena != self)) {
     sc__free_other_fn(p, page, self);

@@ -329,12 +329,15 @@ extern size_t sc__page_record_bytes;
  * pages of metadata) or without (the features' decision, seam.c). */
 void sc__segment_set_layout(bool requests);
 
-/** True when p lies in a segment of ours (O(1), any thread). Only the
- * address bits below 2^47 are looked at: every pointer malloc hands out on
- * x86-64 lies there (ours and glibc's), and garbage above it is not worth
- * an instruction on every free. */
-static inline bool sc__segment_owned(uintptr_t p) {
-  uintptr_t idx = (p >> SC_SEGMENT_SHIFT) & (SC_SEGMENT_MAP_SIZE - 1);
+/** The segment map's index of address p. Only the address bits below
+ * 2^47 are looked at: every pointer malloc hands out on x86-64 lies there
+ * (ours and glibc's), and garbage above it is not worth an instruction on
+ * every free. */
+static inline uintptr_t sc__segment_index(uintptr_t p) {
+  return (p >> SC_SEGMENT_SHIFT) & (SC_SEGMENT_MAP_SIZE - 1);
+}
+/** True when the segment of map index idx is ours (any thread). */
+static inline bool sc__segment_index_owned(uintptr_t idx) {
 #if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__) && !defined(__SANITIZE_THREAD__)
   /* One compare with the byte in memory (a relaxed load: one plain move on
    * x86-64); the compiler would load it, then test it. */
@@ -344,6 +347,17 @@ static inline bool sc__segment_owned(uintptr_t p) {
 #else
   return atomic_load_explicit(&sc__segment_map[idx], memory_order_relaxed) != 0;
 #endif
+}
+/** True when p lies in a segment of ours (O(1), any thread). */
+static inline bool sc__segment_owned(uintptr_t p) {
+  return sc__segment_index_owned(sc__segment_index(p));
+}
+/** The segment of map index idx, which is ours: its base, without the
+ * address bits at and above 2^47 (free: one shift of the index it looked
+ * up; a pointer there is never one malloc handed out, and its write faults
+ * as it would have). */
+static inline sc_segment_t *sc__segment_at_index(uintptr_t idx) {
+  return (sc_segment_t *)(idx << SC_SEGMENT_SHIFT);
 }
 static inline sc_segment_t *sc__segment_of(uintptr_t p) {
   return (sc_segment_t *)(p & ~(uintptr_t)SC_SEGMENT_MASK);
