@@ -131,7 +131,7 @@ static sc_always_inline void *new_inline(int form, size_t n) {
   sc_page_t *page = t->current[g];
   if (sc_unlikely(sc__countdown(&t->sample_left))) return new_noted(n, g, page, form);
   size_t index;
-  sc_block_t *b = sc__page_take_at(page, false, 0, &index); /* narrow entries, as malloc */
+  sc_block_t *b = sc__page_take_narrow(page, &index); /* narrow entries, as malloc */
   if (sc_likely(b != NULL)) return b;
   return new_refill(n, g, form);
 }

@@ -78,20 +78,32 @@ static inline bool sc__not_block_start(const sc_block_t *b, const sc_page_t *pag
 #endif
 }
 
+/** What a take does besides taking (sc__page_take_entry's `how`). */
+enum {
+  /** Count the block in the page's `allocs` (the default tier's figure;
+   * the exact tier's own histogram counts its blocks). */
+  SC_TAKE_COUNT = 1,
+  /** The caller does more before it returns the block: a corrupted list
+   * ends in a call of sc__fatal_list_at. Without it the caller returns
+   * the block at once, and the end is a tail jump to sc__fatal_list_of. */
+  SC_TAKE_GOES_ON = 2,
+};
+
 /** Take a block from page: the head of its free list, else the next block
  * in address order; marked live in the map (entries of 2^eshift bytes: 0
  * in the default tier, SC_MAP_WIDE_SHIFT with requested sizes; *index:
- * its index) and counted in the page. NULL when the page has neither.
+ * its index), counted in the page's `used` and, with SC_TAKE_COUNT, in its
+ * `allocs`. NULL when the page has neither. The named forms below are what
+ * callers use.
  * Hardened, the block taken is a block start of the page that the map says
  * is free: the link that led to it stayed in the page (checked when it was
  * popped), the head's low bits are tested against the block mask (an odd
  * value: the list end, which must then be the page's own) and the map's
  * borrow says FREE. A corrupted free-list link ends in sc__fatal_list_of
- * (for callers that return the block at once: a tail jump) or, with
- * `goes_on`, in sc__fatal_list_at; neither returns. */
-static inline sc_block_t *sc__page_take_counted(sc_page_t *page, bool goes_on, unsigned eshift,
-                                                size_t *index, bool count) {
-  (void)goes_on; /* only the hardened check uses it */
+ * or sc__fatal_list_at (SC_TAKE_GOES_ON); neither returns. */
+static sc_always_inline sc_block_t *sc__page_take_entry(sc_page_t *page, unsigned eshift,
+                                                        size_t *index, unsigned how) {
+  const bool count = (how & SC_TAKE_COUNT) != 0;
   sc_block_t *b = page->free;
   if (sc_likely(!sc__not_block_start(b, page))) {
     /* The map first, then the link: b itself was checked when it became
@@ -149,22 +161,29 @@ static inline sc_block_t *sc__page_take_counted(sc_page_t *page, bool goes_on, u
   }
 #if SC_HARDEN
 corrupt:
-  if (goes_on) sc__fatal_list_at(page);
+  if (how & SC_TAKE_GOES_ON) sc__fatal_list_at(page);
   return sc__fatal_list_of(page);
 #endif
 }
-/** The same, counted in the page's `allocs` (the default tier's figure;
- * the exact tier counts its own). */
-static inline sc_block_t *sc__page_take_at(sc_page_t *page, bool goes_on, unsigned eshift,
-                                           size_t *index) {
-  return sc__page_take_counted(page, goes_on, eshift, index, true);
+/** The default tier's malloc (narrow map entries, counted), returning the
+ * block at once. */
+static sc_always_inline sc_block_t *sc__page_take_narrow(sc_page_t *page, size_t *index) {
+  return sc__page_take_entry(page, 0, index, SC_TAKE_COUNT);
 }
-/** The same in whichever tier the process runs (slow paths). */
-static inline sc_block_t *sc__page_take_ex(sc_page_t *page, bool goes_on) {
+/** A take with requested sizes kept (wide map entries), counted in the
+ * page's `allocs`, by a caller that goes on (the exact tier's sample). */
+static sc_always_inline sc_block_t *sc__page_take_wide(sc_page_t *page, size_t *index) {
+  return sc__page_take_entry(page, SC_MAP_WIDE_SHIFT, index, SC_TAKE_COUNT | SC_TAKE_GOES_ON);
+}
+/** The same, not counted in `allocs`: the exact tier's histogram counts it. */
+static sc_always_inline sc_block_t *sc__page_take_wide_uncounted(sc_page_t *page, size_t *index) {
+  return sc__page_take_entry(page, SC_MAP_WIDE_SHIFT, index, SC_TAKE_GOES_ON);
+}
+/** A take in whichever tier the process runs, counted, by a slow path. */
+static inline sc_block_t *sc__page_take_any(sc_page_t *page) {
   size_t index;
-  return sc__page_take_at(page, goes_on, sc__map_shift, &index);
+  return sc__page_take_entry(page, sc__map_shift, &index, SC_TAKE_COUNT | SC_TAKE_GOES_ON);
 }
-static inline sc_block_t *sc__page_take(sc_page_t *page) { return sc__page_take_ex(page, false); }
 
 /** --*used, and true when the result is <= 0 as a signed number (full,
  * trapped or emptied page): one subtract and one branch on x86-64. */
@@ -191,32 +210,39 @@ static inline bool sc__map_dec(uint8_t *m) {
 #endif
 }
 
+/** What sc__page_put did. */
+typedef enum {
+  SC_PUT_DONE = 0,      /* back on the page's free list */
+  SC_PUT_PAGE_CHANGED,  /* back on it, and the page needs sc__page_after_free:
+                           it was full or trapped, or it is now empty */
+  SC_PUT_NOT_LIVE = -1, /* not done: p is not a plainly live block
+                           (sc__page_free_marked sorts it out) */
+} sc_put_result_t;
+
 /** Put block p of page (owned by the calling thread) back on its free
- * list: 0 done, 1 done and the page needs sc__page_after_free (full,
- * trapped, or now empty), -1 not done: p is not a plainly live block
- * (sc__page_free_marked sorts it out: a sampled block, or misuse). A
- * pointer inside a block is caught by the mask; one to a block that is
- * free or was never handed out, by the map byte (which the test leaves
- * incremented: sc__page_free_marked restores it). */
-static inline int sc__page_put(sc_page_t *page, void *p, unsigned eshift) {
+ * list. SC_PUT_NOT_LIVE covers a sampled block and misuse: a pointer
+ * inside a block is caught by the mask; one to a block that is free or was
+ * never handed out, by the map byte (which the test leaves incremented:
+ * sc__page_free_marked restores it). */
+static inline sc_put_result_t sc__page_put(sc_page_t *page, void *p, unsigned eshift) {
   sc_block_t *b = (sc_block_t *)p;
 #if SC_HARDEN
-  if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) return -1;
+  if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) return SC_PUT_NOT_LIVE;
 #endif
   if (sc_unlikely(sc__map_dec(&page->map[sc__map_index((uintptr_t)p, page->shift) << eshift])))
-    return -1;
+    return SC_PUT_NOT_LIVE;
   b->next = sc__encode(page->free, b, page);
   page->free = b;
-  return sc__used_dec(&page->used);
+  return sc__used_dec(&page->used) ? SC_PUT_PAGE_CHANGED : SC_PUT_DONE;
 }
 
 /** Free block p of page, owned by the calling thread (map entries of
  * 2^eshift bytes): put it back, then what the page needs, or what its map
  * entry asks for. */
 static inline void sc__page_free_at(sc_page_t *page, void *p, unsigned eshift) {
-  int r = sc__page_put(page, p, eshift);
-  if (sc_likely(r == 0)) return;
-  if (r > 0)
+  sc_put_result_t r = sc__page_put(page, p, eshift);
+  if (sc_likely(r == SC_PUT_DONE)) return;
+  if (r == SC_PUT_PAGE_CHANGED)
     sc__page_after_free(page);
   else
     sc__page_free_marked(p, page);
@@ -247,7 +273,7 @@ static inline void *sc__alloc_granule(size_t n, size_t g) {
   sc_page_t *page = t->current[g];
   if (sc_unlikely(sc__countdown(&t->sample_left))) return sc__alloc_noted_fn(n, g, page);
   size_t index;
-  sc_block_t *b = sc__page_take_at(page, false, 0, &index); /* narrow entries: */
+  sc_block_t *b = sc__page_take_narrow(page, &index); /* narrow entries: */
   if (sc_likely(b != NULL)) return b; /* with wide ones the countdown never lets it here */
   return sc__arena_alloc_slow(n, g);
 }

@@ -400,7 +400,7 @@ void *sc__arena_refill(sc_arena_t *a, unsigned c) {
     /* 1. A block of the current page (we may have come here for another
      * reason than its being empty: features, a new arena). */
     if (sc__features != 0) sc__seam_before_take(page);
-    sc_block_t *b = sc__page_take(page);
+    sc_block_t *b = sc__page_take_any(page);
     if (b != NULL) {
       sc_validate_page(page);
       sc_validate_arena(a, false);

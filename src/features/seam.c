@@ -320,7 +320,7 @@ static sc_always_inline void *alloc_with(uint32_t f, sc_arena_t *a, size_t n, un
   sc_page_t *page = a->current[c];
   before_take(f, page);
   uint32_t mark = page->shared_carved; /* raised by a fresh carve */
-  sc_block_t *b = sc__page_take_ex(page, true);
+  sc_block_t *b = sc__page_take_any(page);
   bool fresh;
   if (sc_likely(b != NULL)) {
     on_alloc(f, a, page, b, c, n);
@@ -380,7 +380,7 @@ static void *sampled_serve(sc_thread_t *t, sc_arena_t *a, uint32_t due, size_t n
   unsigned c = sc__class_of_granule[g];
   void *guard = guarded(due, c, n, align);
   if (guard != NULL) return guard;
-  sc_block_t *b = sc__page_take_ex(page, true);
+  sc_block_t *b = sc__page_take_any(page);
   if (b == NULL) {
     b = sc__arena_refill(a, c);
     if (b == NULL) return sc__arena_alloc_slow(n, g); /* it asks the system */
@@ -438,7 +438,7 @@ static sc_noinline void *exact_due(size_t n, size_t g, sc_page_t *page, uint32_t
   if (guard != NULL) return guard;
   uint8_t *map = page->map;
   size_t i;
-  sc_block_t *b = sc__page_take_at(page, true, SC_MAP_WIDE_SHIFT, &i);
+  sc_block_t *b = sc__page_take_wide(page, &i);
   if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, due);
   if (sc__tags_on)
     sc__tags_alloc(page, b, map + (i << SC_MAP_WIDE_SHIFT), g, page->class_idx, n);
@@ -457,7 +457,7 @@ static sc_always_inline void *exact_malloc_with(size_t n, size_t g, sc_page_t *p
     return exact_due(n, g, page, 0); /* it draws the next sample */
   uint8_t *map = page->map;          /* its request goes beside its state, in a wide entry */
   size_t i;                          /* not counted in the page's allocs: the histogram counts it */
-  sc_block_t *b = sc__page_take_counted(page, true, SC_MAP_WIDE_SHIFT, &i, false);
+  sc_block_t *b = sc__page_take_wide_uncounted(page, &i);
   if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, 0);
   return sc__exact_alloc(page->arena, page, b, map, i, g, page->class_idx, n);
 }
@@ -519,7 +519,7 @@ static sc_always_inline void *tags_malloc_with(size_t n, size_t g, sc_page_t *pa
     return exact_due(n, g, page, 0);
   uint8_t *map = page->map;
   size_t i;
-  sc_block_t *b = sc__page_take_counted(page, true, SC_MAP_WIDE_SHIFT, &i, false);
+  sc_block_t *b = sc__page_take_wide_uncounted(page, &i);
   if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, 0);
   return sc__tags_alloc(page, b, map + (i << SC_MAP_WIDE_SHIFT), g, page->class_idx, n);
 }
