@@ -284,7 +284,7 @@ static inline void *sc__alloc_small(size_t n) { return sc__alloc_granule(n, sc__
 /** malloc(n). */
 static inline void *sc__malloc_inline(size_t n) {
   if (sc_likely(n <= SC_SMALL_MAX)) return sc__alloc_small(n);
-  return sc__malloc_slow(n);
+  return sc__sys_malloc(n); /* the system route, a tail jump */
 }
 
 /** free(p), any pointer: ours, the system allocator's, or NULL. */

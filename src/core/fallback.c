@@ -292,11 +292,24 @@ static sc_noinline void sys_free_trim(sc_arena_t *a, uint64_t freed, void *p) {
   sc__sys_trim_poll();
 }
 
-void sc__sys_free(void *p) {
+/** free's route with features on (or a tool's malloc): the record's word
+ * for the features, then the general free. */
+static sc_noinline void sys_free_featured(void *p) {
   uint32_t info = 0; /* the features' word of p's record */
   if (sc_unlikely(!sc__sysrec_remove(p, &info))) forget(p, &info, "invalid free");
-  sc_arena_t *a = sc__thread.arena;
-  if (sc_likely(a != NULL && sys_plain)) {
+  sys_free_any(p, info);
+}
+
+void sc__sys_free(void *p) {
+  if (sc_likely(sys_plain)) {
+    /* No feature keeps a word in p's record: none to read back (and no
+     * stack slot for it, so glibc's free below is a tail jump). */
+    if (sc_unlikely(!sc__sysrec_remove(p, NULL))) forget(p, NULL, "invalid free");
+    sc_arena_t *a = sc__thread.arena;
+    if (sc_unlikely(a == NULL)) {
+      sys_free_any(p, 0);
+      return;
+    }
     sc_fallback_counts_t *k = &a->fallback;
     k->frees++;
     uint64_t freed = k->bytes_freed + header_size(p);
@@ -308,5 +321,5 @@ void sc__sys_free(void *p) {
     __libc_free(p);
     return;
   }
-  sys_free_any(p, info);
+  sys_free_featured(p);
 }
