@@ -18,16 +18,21 @@
 
 /** Every benchmark the runner knows; suite_is_covered keeps this in sync. */
 static const char *const benches[] = {
-    "frame-burst",    "micro-lifo-1",    "micro-lifo-100",
-    "micro-lifo-10k", "micro-lifo-100k", "micro-rand-100",
-    "micro-rand-10k", "micro-rand-100k", "xthread-prodcons",
-    "xthread-larson", "mixed",           "thread-churn",
-    "lifo-batch",     "random-replace",  "cxx-game",
-    "frame-latency",  "thread-rounds",   "sizes-2t",
-    "sizes-2t-pass",  "sizes-2t-rounds", "thread-spawn",
-    "stress-8t",      "python",          "python-malloc",
-    "perl",           "sqlite",          "cppcheck",
-    "freeciv",        "redis",
+    "frame-burst",     "micro-lifo-1",
+    "micro-lifo-100",  "micro-lifo-10k",
+    "micro-lifo-100k", "micro-rand-100",
+    "micro-rand-10k",  "micro-rand-100k",
+    "prodcons",        "xthread-prodcons",
+    "xthread-larson",  "mixed",
+    "thread-churn",    "lifo-batch",
+    "random-replace",  "cxx-game",
+    "frame-latency",   "thread-rounds",
+    "sizes-2t",        "sizes-2t-pass",
+    "sizes-2t-rounds", "thread-spawn",
+    "stress-8t",       "python",
+    "python-malloc",   "perl",
+    "sqlite",          "cppcheck",
+    "freeciv",         "redis",
 };
 #define NBENCH (sizeof(benches) / sizeof(benches[0]))
 

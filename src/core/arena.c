@@ -330,16 +330,34 @@ static void check_shared(const sc_page_t *page, uintptr_t p) {
  * block racing here, one wins; a block that was not live is a double free.
  * A local free racing with it is caught by the owner's drain (drain_mark_free).
  * A sampled block's feature sees it. */
-static void map_free_remote(const sc_page_t *page, uintptr_t p) {
+static sc_noinline void map_free_remote_marked(const sc_page_t *page, uintptr_t p, uint8_t *m,
+                                               uint8_t v) {
+  if (v != SC_MAP_SAMPLED || !__atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false,
+                                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    sc__fatal_block("double free", (const void *)p, page->shared_mask + 1);
+  sc__seam_free_sampled((void *)p);
+}
+static sc_always_inline void map_free_remote(const sc_page_t *page, uintptr_t p) {
   uint8_t *m = sc__map_entry(page->shared_map, p, page->shared_shift);
   uint8_t v = SC_MAP_LIVE;
   if (sc_likely(__atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false, __ATOMIC_RELAXED,
                                             __ATOMIC_RELAXED)))
     return;
-  if (v != SC_MAP_SAMPLED || !__atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false,
-                                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-    sc__fatal_block("double free", (const void *)p, page->shared_mask + 1);
-  sc__seam_free_sampled((void *)p);
+  map_free_remote_marked(page, p, m, v); /* a sampled block, or a double free */
+}
+
+/** Add p (marked PENDING, counted) to me's batch of remote frees for
+ * owner: one CAS per SC_REMOTE_BATCH frees instead of one per free. */
+static sc_always_inline void remote_batch_add(sc_arena_t *me, sc_arena_t *owner, uintptr_t p) {
+  sc_block_t *b = (sc_block_t *)p;
+  if (me->batch_owner != owner) {
+    sc__arena_flush_remote(me);
+    me->batch_owner = owner;
+  }
+  b->next = sc__remote_encode(me->batch_head, b);
+  if (me->batch_count++ == 0) me->batch_tail = p;
+  me->batch_head = p;
+  if (me->batch_count >= SC_REMOTE_BATCH) sc__arena_flush_remote(me);
 }
 
 /** Free of block p (of seg/page) owned by another arena: push it on the
@@ -364,15 +382,7 @@ static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
   }
   me->counts[c].remote_frees++;
   if (sc__features != 0) sc__seam_free_remote(me, page, p);
-  /* Batch it: one CAS per SC_REMOTE_BATCH frees instead of one per free. */
-  if (me->batch_owner != owner) {
-    sc__arena_flush_remote(me);
-    me->batch_owner = owner;
-  }
-  b->next = sc__remote_encode(me->batch_head, b);
-  if (me->batch_count++ == 0) me->batch_tail = p;
-  me->batch_head = p;
-  if (me->batch_count >= SC_REMOTE_BATCH) sc__arena_flush_remote(me);
+  remote_batch_add(me, owner, p);
 }
 
 void sc__arena_flush_remote(sc_arena_t *a) {
@@ -538,9 +548,45 @@ static sc_noinline void free_not_ours(void *p, sc_page_t *page) {
   arena_abandon(a);
 }
 
+/** A remote free's rare turns, out of the common path's frame: p's map
+ * entry m was not plainly LIVE (`v`: a sampled block, or a double free,
+ * which aborts), or me's batch is for another owner. */
+static sc_noinline void free_remote_rare(sc_arena_t *me, uintptr_t p, sc_segment_t *seg,
+                                         sc_page_t *page, uint8_t *m, uint8_t v, bool live) {
+  if (!live) map_free_remote_marked(page, p, m, v); /* now PENDING, or never returns */
+  me->counts[page->shared_class].remote_frees++;
+  remote_batch_add(me, seg->arena, p);
+}
+
 void sc__free_other_any(void *p, sc_page_t *page, sc_arena_t *self) {
   (void)self;
-  sc__free_other(p, page);
+  /* The common case in one frame with no call but tail calls (a
+   * producer/consumer's consumer does nothing else, and a slow one lets the
+   * producer's blocks pile up): no feature on, a thread with an arena,
+   * another arena's segment, a plainly live block, a batch for the same
+   * owner. The same checks as free_remote's, in the same order. */
+  uintptr_t u = (uintptr_t)p;
+  sc_segment_t *seg = sc__segment_of(u);
+  sc_arena_t *me = sc__thread.arena;
+  if (sc_unlikely(me == NULL || sc__features != 0 || seg->arena == me)) {
+    sc__free_other(p, page);
+    return;
+  }
+  check_shared(page, u);
+  uint8_t *m = sc__map_entry(page->shared_map, u, page->shared_shift);
+  uint8_t v = SC_MAP_LIVE;
+  bool live =
+      __atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  if (sc_unlikely(!live || me->batch_owner != seg->arena)) {
+    free_remote_rare(me, u, seg, page, m, v, live);
+    return;
+  }
+  me->counts[page->shared_class].remote_frees++;
+  sc_block_t *b = (sc_block_t *)p;
+  b->next = sc__remote_encode(me->batch_head, b);
+  if (me->batch_count++ == 0) me->batch_tail = u;
+  me->batch_head = u;
+  if (sc_unlikely(me->batch_count >= SC_REMOTE_BATCH)) sc__arena_flush_remote(me);
 }
 
 void sc__free_other(void *p, sc_page_t *page) {
