@@ -24,7 +24,7 @@
 #define SC_ALLOC_H
 
 #include "core/internal.h"
-#include "core/seam.h"
+#include "core/hooks.h"
 #include "core/size_class.h"
 
 /* Hidden entry points shared by src/alloc.c and shim/. */

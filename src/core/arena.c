@@ -10,7 +10,7 @@
 #include "core/alloc.h"
 #include "core/page_queue.h"
 #include "core/purge.h"
-#include "core/seam.h"
+#include "core/hooks.h"
 #include "core/snapshot.h"
 
 sc_tls sc_thread_t sc__thread = {
@@ -39,7 +39,7 @@ static void *alloc_plain(size_t n, size_t g, sc_page_t *page) {
   return sc__arena_alloc_slow(n, g);
 }
 
-/* Where the fast paths go for the features (seam.h) while none is on; the
+/* Where the fast paths go for the features (hooks.h) while none is on; the
  * features' decision (seam.c) points them at its own paths. */
 void *(*sc__alloc_noted_fn)(size_t n, size_t g, sc_page_t *page) = alloc_plain;
 void (*sc__free_other_fn)(void *p, sc_page_t *page, sc_arena_t *self) = sc__free_other_any;
@@ -228,7 +228,7 @@ void sc__page_free_marked(void *p, sc_page_t *page) {
   uint8_t was = (uint8_t)(*m - 1); /* sc__page_put incremented it */
   if (sc_likely(was == SC_MAP_SAMPLED)) {
     *m = SC_MAP_FREE;
-    sc__seam_free_sampled(p);
+    sc__ops.block.on_free_sampled(p);
     sc_block_t *b = p;
     b->next = sc__encode(page->free, b, page);
     page->free = b;
@@ -263,7 +263,7 @@ static sc_always_inline void drain_mark_free(sc_page_t *page, uintptr_t p, unsig
 }
 
 /** Move the blocks of list head (other threads' frees) back to their pages
- * of arena a; `exact`: exact statistics see each (the seam). Written once,
+ * of arena a; `exact`: exact statistics see each (hooks.h). Written once,
  * compiled twice: the default tier's loop has no call in it. */
 static sc_always_inline void drain_list(sc_arena_t *a, uintptr_t head, bool exact) {
   unsigned class_size = 0; /* class of the block whose link led to head */
@@ -280,7 +280,7 @@ static sc_always_inline void drain_list(sc_arena_t *a, uintptr_t head, bool exac
     from = head & ~(uintptr_t)(SC_PAGE_SIZE - 1);
     drain_mark_free(page, head, class_size);
     a->counts[page->class_idx].drained++;
-    if (exact) sc__seam_drained(a, page, head);
+    if (exact) sc__ops.block.on_drain(a, page, head);
     b->next = sc__encode(page->free, b, page);
     page->free = b;
     if ((int32_t)--page->used <= 0) sc__page_after_free(page);
@@ -339,7 +339,7 @@ static void map_free_remote(const sc_page_t *page, uintptr_t p) {
   if (v != SC_MAP_SAMPLED || !__atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false,
                                                           __ATOMIC_RELAXED, __ATOMIC_RELAXED))
     sc__fatal_block("double free", (const void *)p, page->shared_mask + 1);
-  sc__seam_free_sampled((void *)p);
+  sc__ops.block.on_free_sampled((void *)p);
 }
 
 /** Free of block p (of seg/page) owned by another arena: push it on the
@@ -358,12 +358,12 @@ static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
   sc_arena_t *owner = seg->arena;
   if (sc_unlikely(me == NULL)) { /* no arena to batch in: hand over alone */
     atomic_fetch_add_explicit(&sc__orphan_remote_frees[c], 1, memory_order_relaxed);
-    if (sc__features != 0) sc__seam_free_remote(NULL, page, p);
+    if (sc__features != 0) sc__ops.block.on_free_remote(NULL, page, p);
     push_remote(owner, p, p);
     return;
   }
   me->counts[c].remote_frees++;
-  if (sc__features != 0) sc__seam_free_remote(me, page, p);
+  if (sc__features != 0) sc__ops.block.on_free_remote(me, page, p);
   /* Batch it: one CAS per SC_REMOTE_BATCH frees instead of one per free. */
   if (me->batch_owner != owner) {
     sc__arena_flush_remote(me);
@@ -399,7 +399,7 @@ void *sc__arena_refill(sc_arena_t *a, unsigned c) {
     sc_page_t *page = a->current[c];
     /* 1. A block of the current page (we may have come here for another
      * reason than its being empty: features, a new arena). */
-    if (sc__features != 0) sc__seam_before_take(page);
+    if (sc__features != 0) sc__ops.block.before_take(page);
     sc_block_t *b = sc__page_take(page);
     if (b != NULL) {
       sc_validate_page(page);
@@ -444,7 +444,7 @@ void *sc__arena_alloc_slow(size_t n, size_t g) {
   }
   /* The features that see every malloc see a thread's first one here (the
    * countdown sends them the next ones), and those that find no block. */
-  if (sc__features & SC_FEATURES_EVERY_MALLOC) return sc__seam_alloc(a, n, c);
+  if (sc__features & SC_FEATURES_EVERY_MALLOC) return sc__ops.block.alloc(a, n, c);
   void *p = sc__arena_refill(a, c);
   return p != NULL ? p : sc__alloc_from_system(n, c);
 }
@@ -479,7 +479,7 @@ static void thread_bind(sc_arena_t *a) {
   /* A feature that sees every free: self is one past the arena, which no
    * page's owner equals (the features' free finds the arena from it). */
   t->self = (sc__features & SC_FEATURES_SEE_FREES) ? (sc_arena_t *)((uintptr_t)a + 1) : a;
-  t->sample_left = sc__seam_countdown_start();
+  t->sample_left = sc__ops.lifecycle.countdown_start();
 }
 
 /** An arena without a thread allocates from no page: its heads lose their
@@ -501,7 +501,7 @@ static void arena_abandon(void *arg) {
   sc_arena_t *a = arg;
   if (sc__thread.arena != a) return; /* stale value: a is not this thread's */
   sc_validate_arena(a, true);        /* every page, before it is handed on */
-  if (sc__features != 0) sc__seam_thread_exit(a);
+  if (sc__features != 0) sc__ops.lifecycle.thread_exit(a);
   thread_bind(NULL);
   a->thread = NULL;
   a->bound = 0;
@@ -548,12 +548,12 @@ void sc__free_other(void *p, sc_page_t *page) {
   sc_arena_t *me = sc__thread.arena;
   if (page->arena == me && sc_likely(me != NULL)) {
     if (sc__features != 0)
-      sc__seam_free_local(me, page, p);
+      sc__ops.block.on_free_local(me, page, p);
     else
       sc__page_free(page, p);
     return;
   }
-  if (sc__features != 0 && sc__seam_free_held(p, page)) return;
+  if (sc__features != 0 && sc__ops.block.keep_freed(p, page)) return;
   free_not_ours(p, page);
 }
 
@@ -587,7 +587,7 @@ sc_arena_t *sc__arena_get(void) {
   a = arenas_abandoned;
   sc_arena_t **link = &arenas_abandoned;
   /* A feature may keep an arena for its exited thread a while (tags). */
-  while (a != NULL && sc__features != 0 && !sc__seam_adoptable(a)) {
+  while (a != NULL && sc__features != 0 && !sc__ops.lifecycle.adoptable(a)) {
     link = &a->next_abandoned;
     a = a->next_abandoned;
   }

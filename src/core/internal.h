@@ -3,7 +3,7 @@
  * the functions each core file offers the others and the features. Names:
  * sc_ is public (include/), sc__ is internal but shared between files,
  * static functions carry no prefix. What the core calls in the features is
- * seam.h; what the report reads is snapshot.h. */
+ * hooks.h; what the report reads is snapshot.h. */
 #ifndef SC_INTERNAL_H
 #define SC_INTERNAL_H
 
@@ -244,7 +244,7 @@ typedef struct sc_purge_state_s {
 /* What a thread reads on its fast paths, in initial-exec TLS. malloc reads
  * `current`, the page each request granule (sc__bucket_of: (n + 15) / 16)
  * takes its block from (the granules of one class share a page), and counts
- * down `sample_left`: the one test all optional features share (seam.h).
+ * down `sample_left`: the one test all optional features share (hooks.h).
  * free compares a page's owner with `self`. Without an arena, current[] is
  * the empty page (so malloc takes its slow path and gets one) and self is
  * SC_NOT_AN_ARENA; so is self while a feature must see every local free. */

@@ -23,7 +23,8 @@
 #include "features/frame.h"
 #include "features/frame_check.h"
 #include "features/guard.h"
-#include "core/seam.h"
+#include "core/hooks.h"
+#include "features/seam.h"
 #include "util/settings.h"
 #include "features/sites.h"
 #include "features/budget.h"
@@ -82,7 +83,7 @@ static sc_noinline uint32_t sampling_fire(int64_t *left) {
   return due;
 }
 
-int64_t sc__seam_countdown_start(void) {
+static int64_t countdown_start(void) {
   uint32_t f = sc__features;
   if (sc__tags_on && sc__thread.arena != NULL) sc__tags_bind(sc__thread.arena);
   if ((f & SC_FEATURES_SAMPLED) != 0) {
@@ -168,11 +169,11 @@ static sc_always_inline void on_free_unmarked(uint32_t f, void *p) {
   if ((f & SC_FEATURE_SITES) != 0 && sc__sites_maybe_sampled(p)) sc__sites_forget(p);
 }
 
-void sc__seam_free_sampled(void *p) {
+static void on_free_sampled(void *p) {
   if (sc__sites_on()) sc__sites_forget(p);
 }
 
-void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
+static void on_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
   if (sc__tags_on)
     sc__tags_remote_free(me, page, p);
   else if (me != NULL && sc__exact_on())
@@ -180,37 +181,35 @@ void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
   if (sc__check_on()) sc__check_poison(page, (void *)p, false);
 }
 
-void sc__seam_before_take(const sc_page_t *page) { before_take(sc__features, page); }
+static void on_before_take(const sc_page_t *page) { before_take(sc__features, page); }
 
-bool sc__seam_free_held(void *p, sc_page_t *page) {
+static bool keep_freed(void *p, sc_page_t *page) {
   return sc__check_on() && sc__check_free(p, page, false);
 }
 
-void sc__seam_sys_alloc(void *p, size_t n) {
+static void on_sys_alloc(void *p, size_t n) {
   if (sc__tags_on) sc__tags_sys_alloc(p);
   if (p != NULL && sc__sites_on() && sc__sites_due(n)) sc__sites_sample(p, SC_SITES_SYSTEM, n);
 }
 
-void sc__seam_sys_free(void *p, uint32_t info, uint64_t bytes) {
+static void on_sys_free(void *p, uint32_t info, uint64_t bytes) {
   if (sc__tags_on) sc__tags_sys_free(info, bytes);
   on_free_unmarked(sc__features, p);
 }
 
-void sc__seam_thread_exit(sc_arena_t *a) {
+static void on_thread_exit(sc_arena_t *a) {
   if (sc__tags_on) sc__tags_thread_exit(a);
 }
 
-bool sc__seam_adoptable(sc_arena_t *a) { return sc__tags_adoptable(a); }
+static bool arena_adoptable(sc_arena_t *a) { return sc__tags_adoptable(a); }
 
-unsigned sc__seam_realloc_enter(const void *p) {
-  return sc__tags_on ? sc__tags_realloc_enter(p) : 0;
-}
+static unsigned realloc_enter(const void *p) { return sc__tags_on ? sc__tags_realloc_enter(p) : 0; }
 
-void sc__seam_realloc_leave(unsigned saved) {
+static void realloc_leave(unsigned saved) {
   if (sc__tags_on) sc__tags_realloc_leave(saved);
 }
 
-void sc__seam_resize(sc_arena_t *a, void *p, size_t n) {
+static void on_resized(sc_arena_t *a, void *p, size_t n) {
   if (sc__check_on()) sc__check_resize(p, n);
   if (a == NULL && sc__req_arrays) a = sc__arena_get(); /* the request moves to this thread */
   if (sc__exact_on() && a != NULL && sc__tags_on) {
@@ -223,7 +222,7 @@ void sc__seam_resize(sc_arena_t *a, void *p, size_t n) {
   }
 }
 
-size_t sc__seam_usable(const void *p, size_t size) {
+static size_t block_usable_size(const void *p, size_t size) {
   return sc__check_on() ? sc__check_usable(p) : size;
 }
 
@@ -233,52 +232,52 @@ static bool guard_has(const void *p) {
   return (sc__features & SC_FEATURE_GUARD) != 0 && sc__guard_has(p);
 }
 
-bool sc__seam_free_foreign(void *p) {
+static bool foreign_free(void *p) {
   if (!guard_has(p)) return false;
   on_free_unmarked(sc__features, p);
   sc__guard_free(p);
   return true;
 }
 
-bool sc__seam_realloc_foreign(void *p, size_t n, void **out) {
+static bool foreign_realloc(void *p, size_t n, void **out) {
   if (!guard_has(p)) return false;
   *out = sc__guard_realloc(p, n);
   if (*out != NULL) on_free_unmarked(sc__features, p); /* p was freed */
   return true;
 }
 
-bool sc__seam_usable_foreign(const void *p, size_t *out) {
+static bool foreign_usable_size(const void *p, size_t *out) {
   if (!guard_has(p)) return false;
   *out = sc__guard_usable(p);
   return true;
 }
 
-bool sc__seam_owns_foreign(const void *p) { return guard_has(p) && sc__guard_owns(p); }
+static bool foreign_owns(const void *p) { return guard_has(p) && sc__guard_owns(p); }
 
-void sc__seam_drained(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
+static void on_drain(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
   if (sc__tags_on)
     sc__tags_drained(a, page, p);
   else
     sc__exact_drained(a, page, p);
 }
 
-void sc__seam_sys_live(sc_arena_t *a, int64_t delta) { sc__exact_sys_live(a, delta); }
+static void on_sys_live(sc_arena_t *a, int64_t delta) { sc__exact_sys_live(a, delta); }
 
-bool sc__seam_realloc_freed(const void *p) {
+static bool realloc_is_freed(const void *p) {
   /* The quarantine's blocks carry the free key (check.c). */
   return ((const sc_block_t *)p)->key == sc__free_key(p);
 }
 
-void sc__seam_stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]) {
+static void stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]) {
   if (sc__tags_on)
     sc__tags_sum(a, sums);
   else if (sc__exact_on())
     sc__exact_sum(a, sums);
 }
 
-void sc__seam_stats(struct sc_stats *out) { sc__frame_stats(&out->frames); }
+static void stats_features(struct sc_stats *out) { sc__frame_stats(&out->frames); }
 
-void sc__seam_fork(int phase) {
+static void on_fork(int phase) {
   if (sc__tags_on) sc__tag_rules_fork(phase);
   if ((sc__features & SC_FEATURE_GUARD) != 0) sc__guard_fork(phase);
   if (sc__check_on()) sc__check_fork(phase);
@@ -344,7 +343,7 @@ static void rules_by_unwinding(void) {
   if (t != sc__tag_tls.cur) sc__tags_set_cur(t);
 }
 
-void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
+static void *alloc_seen(sc_arena_t *a, size_t n, unsigned c) {
   rules_by_unwinding();
   return alloc_with(sc__features, a, n, c, 0);
 }
@@ -365,7 +364,7 @@ static sc_always_inline void free_local_with(uint32_t f, sc_arena_t *a, sc_page_
   sc__page_free(page, p);
 }
 
-void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
+static void free_local_seen(sc_arena_t *a, sc_page_t *page, void *p) {
   free_local_with(sc__features, a, page, p);
 }
 
@@ -576,7 +575,7 @@ void sc__seam_tags_install(void) {
   __atomic_store_n(&sc__alloc_noted_fn, fn, __ATOMIC_RELEASE);
 }
 
-void *sc__seam_memalign(size_t n, unsigned c, size_t align) {
+static void *alloc_aligned(size_t n, unsigned c, size_t align) {
   size_t g = sc__bucket_of(sc__class_size(c));
   sc_arena_t *a = sc__arena_get();
   if (sc_unlikely(a == NULL)) return sc__arena_alloc_slow(n, g);
@@ -612,7 +611,7 @@ static void features_set(uint32_t f) {
   sc__sys_refresh();
 }
 
-void sc__seam_decide(void) {
+static void decide(void) {
   sc__settings_load();
   uint32_t f = sc__features; /* sc_stats_enable_exact may have run first */
   /* Exact statistics: asked for directly, or implied by a report. */
@@ -685,3 +684,33 @@ sc_public bool sc_stats_enable_exact(void) {
   sc__init();
   return sc__seam_enable(SC_FEATURE_EXACT);
 }
+
+/* ---- the table the core calls (core/hooks.h) ----------------------------------- */
+
+const sc_feature_ops_t sc__feature_table = {
+    .block = {.alloc = alloc_seen,
+              .alloc_aligned = alloc_aligned,
+              .before_take = on_before_take,
+              .keep_freed = keep_freed,
+              .on_free_local = free_local_seen,
+              .on_free_remote = on_free_remote,
+              .on_free_sampled = on_free_sampled,
+              .on_drain = on_drain,
+              .usable_size = block_usable_size},
+    .realloc = {.is_freed = realloc_is_freed,
+                .resized = on_resized,
+                .enter = realloc_enter,
+                .leave = realloc_leave},
+    .foreign = {.owns = foreign_owns,
+                .free = foreign_free,
+                .realloc = foreign_realloc,
+                .usable_size = foreign_usable_size},
+    .sys = {.on_alloc = on_sys_alloc, .on_free = on_sys_free, .on_live = on_sys_live},
+    .lifecycle = {.decide = decide,
+                  .countdown_start = countdown_start,
+                  .thread_exit = on_thread_exit,
+                  .adoptable = arena_adoptable,
+                  .fork = on_fork,
+                  .stats_arena = stats_arena,
+                  .stats = stats_features},
+};
