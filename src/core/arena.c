@@ -31,19 +31,6 @@ sc_page_t sc__empty_page = {.free = (sc_block_t *)1,
 
 _Atomic uint64_t sc__orphan_remote_frees[SC_CLASSES];
 
-/** Nothing is on, yet the countdown ran out (after 2^63 mallocs): start it
- * again. */
-static void *alloc_plain(size_t n, size_t g, sc_page_t *page) {
-  (void)page;
-  sc__thread.sample_left = INT64_MAX;
-  return sc__arena_alloc_slow(n, g);
-}
-
-/* Where the fast paths go for the features (hooks.h) while none is on; the
- * features' decision (seam.c) points them at its own paths. */
-void *(*sc__alloc_noted_fn)(size_t n, size_t g, sc_page_t *page) = alloc_plain;
-void (*sc__free_other_fn)(void *p, sc_page_t *page, sc_arena_t *self) = sc__free_other_any;
-
 /* The arena registry: every arena ever made (arenas are reused, never
  * unmapped) and the stack of abandoned ones awaiting a new thread. */
 static pthread_mutex_t arenas_lock = PTHREAD_MUTEX_INITIALIZER;

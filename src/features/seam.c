@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "core/alloc.h"
+#include "core/tiers.h"
 #include "features/check.h"
 #include "features/exact.h"
 #include "features/frame.h"
@@ -447,18 +448,28 @@ static sc_noinline void *exact_due(size_t n, size_t g, sc_page_t *page, uint32_t
   return b;
 }
 
+/** The exact tier's accounting of a block, in its owner's arena
+ * (core/tiers.h: sc_tier_alloc_account_t). */
+static inline void *exact_account_alloc(const sc_page_t *page, void *b, uint8_t *e, size_t g,
+                                        unsigned c, size_t n) {
+  sc_arena_t *a = page->arena;
+  return sc__exact_alloc_in(a, page, b, sc__req_slot_at(e), &a->exact.hist[g], c, n);
+}
+
+/** The exact tier's accounting of a free by the owner (sc_tier_free_account_t). */
+static inline void exact_account_free(sc_arena_t *a, const uint8_t *e, unsigned c) {
+  a->exact.headroom[c]++;
+  a->exact.req_freed[c] += *(const uint16_t *)(e + 2);
+}
+
 /** malloc with exact statistics: the countdown sends every call here,
- * with the thread's current page of granule g. The block is taken as the
- * fast path takes it and accounted inline; with sampled features
- * (`sampled`), their own countdown comes first. */
+ * with the thread's current page of granule g; the core's tier path takes
+ * the block (core/tiers.h). With sampled features (`sampled`), their own
+ * countdown comes first. */
 static sc_always_inline void *exact_malloc_with(size_t n, size_t g, sc_page_t *page, bool sampled) {
   if (sampled && sc_unlikely(sc__countdown(&sc__thread.sampled_left)))
     return exact_due(n, g, page, 0); /* it draws the next sample */
-  uint8_t *map = page->map;          /* its request goes beside its state, in a wide entry */
-  size_t i;                          /* not counted in the page's allocs: the histogram counts it */
-  sc_block_t *b = sc__page_take_counted(page, true, SC_MAP_WIDE_SHIFT, &i, false);
-  if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, 0);
-  return sc__exact_alloc(page->arena, page, b, map, i, g, page->class_idx, n);
+  return sc__tier_malloc(n, g, page, exact_account_alloc, exact_refill);
 }
 
 static void *malloc_exact(size_t n, size_t g, sc_page_t *page) {
@@ -468,45 +479,9 @@ static void *malloc_exact_sampled(size_t n, size_t g, sc_page_t *page) {
   return exact_malloc_with(n, g, page, true);
 }
 
-/** free of a class block with exact statistics (and sampled features) on:
- * every free whose page's owner is not `self` comes here, every local one
- * among them. self is the thread's arena + 1, or SC_NOT_AN_ARENA without
- * one (less one, never a page's owner either). */
-/** The owner's free of block p of page with exact statistics: its
- * accounting (in the row of the block's tag with `tags`, else in the
- * arena's own), then the block back on its page's list as sc__page_put
- * does, reading the wide map entry once. */
-static sc_always_inline void exact_free_with(void *p, sc_page_t *page, sc_arena_t *self,
-                                             bool tags) {
-  sc_arena_t *a = (sc_arena_t *)((uintptr_t)self - 1);
-  if (sc_likely(page->arena == a)) {
-    /* The block's wide map entry: its state, and its request beside it. */
-    uint8_t *e = page->map + (sc__map_index((uintptr_t)p, page->shift) << SC_MAP_WIDE_SHIFT);
-    unsigned c = page->class_idx;
-    if (tags) {
-      sc__tags_free(a, e, c);
-    } else {
-      a->exact.headroom[c]++;
-      a->exact.req_freed[c] += *sc__req_slot_at(e);
-    }
-    sc_block_t *b = p;
-#if SC_HARDEN
-    if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) goto marked;
-#endif
-    if (sc_unlikely(sc__map_dec(e))) goto marked;
-    b->next = sc__encode(page->free, b, page);
-    page->free = b;
-    if (sc_unlikely(sc__used_dec(&page->used))) sc__page_after_free(page);
-    return;
-  marked:
-    sc__page_free_marked(p, page);
-    return;
-  }
-  sc__free_other(p, page);
-}
-
+/** free with exact statistics: the core's tier path (core/tiers.h). */
 static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
-  exact_free_with(p, page, self, false);
+  sc__tier_free(p, page, self, exact_account_free);
 }
 
 /* ---- exact statistics with tags (tags.h) ------------------------------------------------ */
@@ -516,11 +491,7 @@ static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
 static sc_always_inline void *tags_malloc_with(size_t n, size_t g, sc_page_t *page, bool sampled) {
   if (sampled && sc_unlikely(sc__countdown(&sc__thread.sampled_left)))
     return exact_due(n, g, page, 0);
-  uint8_t *map = page->map;
-  size_t i;
-  sc_block_t *b = sc__page_take_counted(page, true, SC_MAP_WIDE_SHIFT, &i, false);
-  if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, 0);
-  return sc__tags_alloc(page, b, map + (i << SC_MAP_WIDE_SHIFT), g, page->class_idx, n);
+  return sc__tier_malloc(n, g, page, sc__tags_alloc, exact_refill);
 }
 
 static void *malloc_tags(size_t n, size_t g, sc_page_t *page) {
@@ -560,19 +531,17 @@ static void *malloc_rules_sampled(size_t n, size_t g, sc_page_t *page) {
 /** free with tags: the exact tier's, counted in the owner's row of the
  * block's tag. */
 static void free_tags(void *p, sc_page_t *page, sc_arena_t *self) {
-  exact_free_with(p, page, self, true);
+  sc__tier_free(p, page, self, sc__tags_free);
 }
 
 void sc__seam_tags_install(void);
 void sc__seam_tags_install(void) {
   uint32_t f = sc__features;
   if ((f & ~SC_FEATURES_SAMPLED) != SC_FEATURE_EXACT) return;
-  /* The free path first: a block a tagged malloc made is freed by it. */
-  __atomic_store_n(&sc__free_other_fn, free_tags, __ATOMIC_RELEASE);
   void *(*fn)(size_t, size_t, sc_page_t *) =
       (f & SC_FEATURES_SAMPLED) ? malloc_tags_sampled : malloc_tags;
   if (sc__tag_rules_on()) fn = (f & SC_FEATURES_SAMPLED) ? malloc_rules_sampled : malloc_rules;
-  __atomic_store_n(&sc__alloc_noted_fn, fn, __ATOMIC_RELEASE);
+  sc__tiers_install(fn, free_tags);
 }
 
 static void *alloc_aligned(size_t n, unsigned c, size_t align) {
@@ -599,15 +568,13 @@ static void features_set(uint32_t f) {
    * statistics do. */
   sc__segment_set_layout((f & (SC_FEATURE_EXACT | SC_FEATURE_CHECK)) != 0);
   uint32_t sampled = f & SC_FEATURES_SAMPLED, rest = f & ~SC_FEATURES_SAMPLED;
-  sc__free_other_fn = sc__free_other_any;
-  if (rest == SC_FEATURE_EXACT) {
-    sc__alloc_noted_fn = sampled ? malloc_exact_sampled : malloc_exact;
-    sc__free_other_fn = free_exact;
-  } else if (rest != 0) {
-    sc__alloc_noted_fn = seam_malloc;
-  } else if (sampled != 0) {
-    sc__alloc_noted_fn = malloc_sampled;
-  } /* else nothing is on: the core's own target (arena.c) stays */
+  if (rest == SC_FEATURE_EXACT)
+    sc__tiers_install(sampled ? malloc_exact_sampled : malloc_exact, free_exact);
+  else if (rest != 0)
+    sc__tiers_install(seam_malloc, NULL);
+  else if (sampled != 0)
+    sc__tiers_install(malloc_sampled, NULL);
+  /* else nothing is on: the core's own targets (tiers.c) stay */
   sc__sys_refresh();
 }
 
