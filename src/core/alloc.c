@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/hooks.h"
+#include "core/tiers.h"
 #include "sizeclass.h"
 
 /** Requests above SC_SMALL_MAX: the system allocator. */
@@ -95,7 +96,7 @@ void *sc__memalign(size_t align, size_t n) {
     /* A class block of size 2^k is aligned to 2^k: pick the larger class. */
     size_t g = sc__bucket_of(n > align ? n : align);
     if (sc_unlikely(sc__features & (SC_FEATURES_EVERY_MALLOC | SC_FEATURE_GUARD)))
-      return sc__ops.block.alloc_aligned(n, sc__class_of_granule[g], align);
+      return sc__tier_alloc_aligned(n, sc__class_of_granule[g], align);
     return sc__alloc_granule(n, g);
   }
   return sc__sys_memalign(align, n);

@@ -11,6 +11,7 @@
 #include "core/page_queue.h"
 #include "core/purge.h"
 #include "core/hooks.h"
+#include "core/tiers.h"
 #include "core/snapshot.h"
 
 sc_tls sc_thread_t sc__thread = {
@@ -431,7 +432,7 @@ void *sc__arena_alloc_slow(size_t n, size_t g) {
   }
   /* The features that see every malloc see a thread's first one here (the
    * countdown sends them the next ones), and those that find no block. */
-  if (sc__features & SC_FEATURES_EVERY_MALLOC) return sc__ops.block.alloc(a, n, c);
+  if (sc__features & SC_FEATURES_EVERY_MALLOC) return sc__tier_alloc_seen(a, n, c);
   void *p = sc__arena_refill(a, c);
   return p != NULL ? p : sc__alloc_from_system(n, c);
 }
@@ -535,12 +536,12 @@ void sc__free_other(void *p, sc_page_t *page) {
   sc_arena_t *me = sc__thread.arena;
   if (page->arena == me && sc_likely(me != NULL)) {
     if (sc__features != 0)
-      sc__ops.block.on_free_local(me, page, p);
+      sc__tier_free_local(me, page, p);
     else
       sc__page_free(page, p);
     return;
   }
-  if (sc__features != 0 && sc__ops.block.keep_freed(p, page)) return;
+  if (sc__features != 0 && sc__ops.block.keep_freed(p, page, false)) return;
   free_not_ours(p, page);
 }
 

@@ -4,23 +4,19 @@
  * replaces them. */
 #include "core/hooks.h"
 
-#include "core/alloc.h"
-
 /* ---- the no-ops ------------------------------------------------------------ */
 
-static void *none_alloc(sc_arena_t *a, size_t n, unsigned c) {
-  void *p = sc__arena_refill(a, c);
-  return p != NULL ? p : sc__alloc_from_system(n, c);
+static void none_before_alloc(void) {}
+static void none_on_alloc(sc_arena_t *a, sc_page_t *page, void *b, unsigned c, size_t n) {
+  (void)a, (void)page, (void)b, (void)c, (void)n;
 }
-static void *none_alloc_aligned(size_t n, unsigned c, size_t align) {
-  (void)align; /* a block of class c is aligned to its size */
-  return sc__alloc_granule(n, sc__bucket_of(sc__class_size(c)));
-}
+static void none_on_fresh(unsigned c) { (void)c; }
 static void none_before_take(const sc_page_t *page) { (void)page; }
-static bool none_keep_freed(void *p, sc_page_t *page) { return (void)p, (void)page, false; }
+static bool none_keep_freed(void *p, sc_page_t *page, bool local) {
+  return (void)p, (void)page, (void)local, false;
+}
 static void none_on_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
-  (void)a;
-  sc__page_free(page, p);
+  (void)a, (void)page, (void)p;
 }
 static void none_on_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
   (void)me, (void)page, (void)p;
@@ -30,6 +26,17 @@ static void none_on_drain(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
   (void)a, (void)page, (void)p;
 }
 static size_t none_usable_size(const void *p, size_t size) { return (void)p, size; }
+static uint32_t none_tick(void) { return 0; }
+static uint32_t none_fire(int64_t *left) {
+  *left = INT64_MAX;
+  return 0;
+}
+static void *none_serve(uint32_t due, unsigned c, size_t n, size_t align) {
+  return (void)due, (void)c, (void)n, (void)align, NULL;
+}
+static void none_taken(uint32_t due, sc_page_t *page, void *b, unsigned c, size_t n) {
+  (void)due, (void)page, (void)b, (void)c, (void)n;
+}
 static bool none_is_freed(const void *p) { return (void)p, false; }
 static void none_resized(sc_arena_t *a, void *p, size_t n) { (void)a, (void)p, (void)n; }
 static unsigned none_enter(const void *p) { return (void)p, 0; }
@@ -56,8 +63,9 @@ static void none_stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSE
 static void none_stats(struct sc_stats *out) { (void)out; }
 
 sc_feature_ops_t sc__ops = {
-    .block = {.alloc = none_alloc,
-              .alloc_aligned = none_alloc_aligned,
+    .block = {.before_alloc = none_before_alloc,
+              .on_alloc = none_on_alloc,
+              .on_fresh = none_on_fresh,
               .before_take = none_before_take,
               .keep_freed = none_keep_freed,
               .on_free_local = none_on_free_local,
@@ -65,6 +73,7 @@ sc_feature_ops_t sc__ops = {
               .on_free_sampled = none_on_free_sampled,
               .on_drain = none_on_drain,
               .usable_size = none_usable_size},
+    .sample = {.tick = none_tick, .fire = none_fire, .serve = none_serve, .taken = none_taken},
     .realloc = {.is_freed = none_is_freed,
                 .resized = none_resized,
                 .enter = none_enter,
@@ -88,8 +97,9 @@ sc_feature_ops_t sc__ops = {
 void sc__hooks_register(const sc_feature_ops_t *t) {
 #define TAKE(m) \
   if (t->m != NULL) sc__ops.m = t->m
-  TAKE(block.alloc);
-  TAKE(block.alloc_aligned);
+  TAKE(block.before_alloc);
+  TAKE(block.on_alloc);
+  TAKE(block.on_fresh);
   TAKE(block.before_take);
   TAKE(block.keep_freed);
   TAKE(block.on_free_local);
@@ -97,6 +107,10 @@ void sc__hooks_register(const sc_feature_ops_t *t) {
   TAKE(block.on_free_sampled);
   TAKE(block.on_drain);
   TAKE(block.usable_size);
+  TAKE(sample.tick);
+  TAKE(sample.fire);
+  TAKE(sample.serve);
+  TAKE(sample.taken);
   TAKE(realloc.is_freed);
   TAKE(realloc.resized);
   TAKE(realloc.enter);

@@ -64,20 +64,25 @@ typedef struct sc_exact_sums_s {
 
 /** Events on the class blocks of the segments. */
 typedef struct sc_block_hooks_s {
-  /** malloc of n bytes (class c) by arena a's thread while a feature that
-   * sees every malloc is on (the thread's first one, and refills): the
-   * features' allocation path serves it. */
-  void *(*alloc)(sc_arena_t *a, size_t n, unsigned c);
-  /** aligned_alloc & co. of n bytes served from class c (align <= its
-   * size) while a feature that sees every malloc, or guard pages, is on. */
-  void *(*alloc_aligned)(size_t n, unsigned c, size_t align);
-  /** The owner takes a block from page on a slow path (refill). */
+  /** A malloc the fast path did not tail-jump to (a thread's first, an
+   * aligned one) is about to be served: the features' per-call state (the
+   * caller's tag, found by unwinding). */
+  void (*before_alloc)(void);
+  /** Block b of page (class c) was handed out by its owner a for n bytes
+   * on the general path (core/tiers.c): the features' accounting. */
+  void (*on_alloc)(sc_arena_t *a, sc_page_t *page, void *b, unsigned c, size_t n);
+  /** That block was a fresh carve of class c (the steady-state check). */
+  void (*on_fresh)(unsigned c);
+  /** The owner is about to take a block from page (the general path, and
+   * refills while a feature is on). */
   void (*before_take)(const sc_page_t *page);
-  /** free() of block p of another arena's page, before anything else: true
-   * when a feature keeps the block (the checking mode's quarantine). */
-  bool (*keep_freed)(void *p, sc_page_t *page);
+  /** free() of block p of page, by its owner (`local`) or another arena's
+   * thread, before anything else: true when a feature keeps the block (the
+   * checking mode's quarantine). */
+  bool (*keep_freed)(void *p, sc_page_t *page, bool local);
   /** free of block p of page by its owner a while a feature that sees
-   * every free is on: the features' work and the block back on its list. */
+   * every free is on (general path): the features' accounting, before the
+   * core puts the block back on its list. */
   void (*on_free_local)(sc_arena_t *a, sc_page_t *page, void *p);
   /** free of block p of another arena's page by arena me (NULL: a thread
    * without one), before it goes on the owner's remote list. */
@@ -91,6 +96,24 @@ typedef struct sc_block_hooks_s {
   /** malloc_usable_size() of block p whose class size is `size`. */
   size_t (*usable_size)(const void *p, size_t size);
 } sc_block_hooks_t;
+
+/** The sampled features (sites, guard pages): their countdown is theirs;
+ * the core's paths ask when a sample is due and let them serve it. A
+ * `due` value is a set of SC_FEATURE_* bits, 0 for none. */
+typedef struct sc_sample_hooks_s {
+  /** Count one malloc of a path that sees every malloc against the
+   * sampled features' own countdown: the features due now. */
+  uint32_t (*tick)(void);
+  /** The thread's countdown *left ran out: the features due; *left is
+   * set to the calls until the next sample. */
+  uint32_t (*fire)(int64_t *left);
+  /** A block of a feature's own for a sample due (a guarded slot) for n
+   * bytes of class c aligned to `align` (0: malloc's); NULL: none. */
+  void *(*serve)(uint32_t due, unsigned c, size_t n, size_t align);
+  /** Class block b of page was handed out for n bytes while samples were
+   * due (the sites record it and mark it SC_MAP_SAMPLED). */
+  void (*taken)(uint32_t due, sc_page_t *page, void *b, unsigned c, size_t n);
+} sc_sample_hooks_t;
 
 /** realloc() of a class block. */
 typedef struct sc_realloc_hooks_s {
@@ -151,6 +174,7 @@ typedef struct sc_lifecycle_hooks_s {
 
 typedef struct sc_feature_ops_s {
   sc_block_hooks_t block;
+  sc_sample_hooks_t sample;
   sc_realloc_hooks_t realloc;
   sc_foreign_hooks_t foreign;
   sc_sys_hooks_t sys;

@@ -13,6 +13,7 @@
 #define SC_TIERS_H
 
 #include "core/alloc.h"
+#include "core/size_class.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -71,6 +72,34 @@ static sc_always_inline void sc__tier_free(void *p, sc_page_t *page, sc_arena_t 
   }
   sc__free_other(p, page);
 }
+
+/** The alignment a request of n bytes served from the class of granule g
+ * needs: 0 (malloc's) when that is n's own class, else the class size (an
+ * aligned request: at least its alignment). */
+static inline size_t sc__tier_align_of(size_t n, size_t g) {
+  unsigned c = sc__class_of_granule[g];
+  return sc__class_of(n) == c ? 0 : sc__class_size(c);
+}
+
+/* ---- the general and sampled paths (tiers.c) --------------------------------
+ * Written once in the core; the features' work comes through their table
+ * (hooks.h: block events and samples). */
+
+/** The general path's malloc target: any mix of features that includes
+ * one that sees every malloc (the checking mode, the steady-state check). */
+void *sc__tier_general_malloc(size_t n, size_t g, sc_page_t *page);
+/** A malloc of n bytes (class c) by arena a's thread on the general path
+ * that the countdown did not send (the thread's first, a refill). */
+void *sc__tier_alloc_seen(sc_arena_t *a, size_t n, unsigned c);
+/** A free by its owner a of block p of page while a feature that sees
+ * every free is on, other than the exact tier's own path. */
+void sc__tier_free_local(sc_arena_t *a, sc_page_t *page, void *p);
+/** The sampled features' malloc target (no feature sees every malloc):
+ * reached only when the countdown runs out. */
+void *sc__tier_sampled_malloc(size_t n, size_t g, sc_page_t *page);
+/** aligned_alloc & co. of n bytes served from class c (align <= its size)
+ * while a feature that sees every malloc, or guard pages, is on. */
+void *sc__tier_alloc_aligned(size_t n, unsigned c, size_t align);
 
 /** Point the fast paths' two targets at a tier's malloc and free (the free
  * first: a block the new malloc makes is freed by it). */

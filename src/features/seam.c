@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* seam.c — where a malloc goes when the thread's countdown runs out, where
- * a free goes when a feature sees every free (seam.h), and the decision of
- * which features are on.
+/* seam.c — the features' table for the core (core/hooks.h:
+ * sc__feature_table), each feature's work in one place, and the decision
+ * of which features are on.
  *
- * Four kinds of path, chosen once when the features are decided:
- *   - exact statistics alone: malloc_exact / free_exact take and put the
- *     block as the fast paths do and account it inline (exact.h);
+ * The paths are the core's (core/tiers.c, core/tiers.h); the decision
+ * installs the one for the mix of features on:
+ *   - exact statistics alone: the core's tier template with the exact
+ *     tier's inline accounting (malloc_exact / free_exact here; with tags,
+ *     the tag rows' accounting: malloc_tags / free_tags);
  *   - exact statistics with sampled features: the same, plus the sampled
- *     features' own countdown (every malloc arrives here, so theirs is a
+ *     features' own countdown (every malloc arrives, so theirs is a
  *     second counter);
- *   - sampled features alone: malloc_sampled, reached only when the
- *     countdown runs out, serves the sample (a guarded block, a recorded
- *     site) and draws the next one;
+ *   - sampled features alone: the core's sampled path, reached only when
+ *     the countdown runs out; it asks the table's `sample` hooks;
  *   - anything else (the checking mode, the steady-state check): the
- *     general path, written once with the set of features on as a
- *     parameter `f`. */
+ *     core's general path, which asks the table's block events. */
 #include <strings.h>
 
 #include "core/alloc.h"
@@ -107,14 +107,6 @@ static sc_always_inline uint32_t sampling_tick(uint32_t f) {
 
 /* ---- the hooks: each feature's work, in one place ------------------------- */
 
-/** The alignment a request of n bytes served from the class of granule g
- * needs: 0 (malloc's) when that is n's own class, else the class size (an
- * aligned request: at least its alignment). */
-static size_t align_of(size_t n, size_t g) {
-  unsigned c = sc__class_of_granule[g];
-  return sc__class_of(n) == c ? 0 : sc__class_size(c);
-}
-
 /** A sample is due: guard pages may serve it from their pool (NULL: they
  * do not, or have no slot free). */
 static void *guarded(uint32_t due, unsigned c, size_t n, size_t align) {
@@ -184,8 +176,8 @@ static void on_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
 
 static void on_before_take(const sc_page_t *page) { before_take(sc__features, page); }
 
-static bool keep_freed(void *p, sc_page_t *page) {
-  return sc__check_on() && sc__check_free(p, page, false);
+static bool keep_freed(void *p, sc_page_t *page, bool local) {
+  return sc__check_on() && sc__check_free(p, page, local);
 }
 
 static void on_sys_alloc(void *p, size_t n) {
@@ -284,56 +276,7 @@ static void on_fork(int phase) {
   if (sc__check_on()) sc__check_fork(phase);
 }
 
-/* ---- the general path ------------------------------------------------------------ */
-
-/** A block of class c for arena a when its current page has none (with
- * features f on, `due` the samples due); `fresh` says whether it is a
- * fresh carve (the steady-state check). */
-static sc_cold void *alloc_refill(uint32_t f, sc_arena_t *a, size_t n, unsigned c, bool *fresh) {
-  /* Was the block a fresh carve? The refill takes it from the queue's next
-   * page (compare its high-water mark), from a page it just (re)initialised
-   * (its first block: fresh), or from a page that was full or idle (its
-   * blocks come back, none is fresh). */
-  sc_page_t *next = a->current[c] != &sc__empty_page ? a->current[c]->next : NULL;
-  uint32_t next_mark = next != NULL ? next->shared_carved : 0;
-  sc_block_t *b = sc__arena_refill(a, c); /* calls before_take on the way */
-  if (sc_unlikely(b == NULL)) {
-    *fresh = false;                     /* the system's block: no carve */
-    return sc__alloc_from_system(n, c); /* the OS refused a segment */
-  }
-  sc_page_t *page = a->current[c]; /* refill took b from the current page */
-  on_alloc(f, a, page, b, c, n);
-  *fresh = page->allocs == 1;
-  if (page == next) *fresh = page->shared_carved != next_mark;
-  return b;
-}
-
-/** An allocation of n bytes of class c aligned to `align` (0: malloc's) by
- * arena a's thread, with features f on (any mix; every malloc comes here). */
-static sc_always_inline void *alloc_with(uint32_t f, sc_arena_t *a, size_t n, unsigned c,
-                                         size_t align) {
-  uint32_t due = sampling_tick(f);
-  if (sc_unlikely(due != 0)) {
-    void *g = guarded(due, c, n, align);
-    if (g != NULL) return g;
-  }
-  sc_page_t *page = a->current[c];
-  before_take(f, page);
-  uint32_t mark = page->shared_carved; /* raised by a fresh carve */
-  sc_block_t *b = sc__page_take_ex(page, true);
-  bool fresh;
-  if (sc_likely(b != NULL)) {
-    on_alloc(f, a, page, b, c, n);
-    fresh = page->shared_carved != mark;
-  } else {
-    b = alloc_refill(f, a, n, c, &fresh);
-    if (b == NULL) return NULL;
-  }
-  if (sc_unlikely(due & SC_FEATURE_SITES) && sc__segment_owned((uintptr_t)b))
-    sites_sampled(sc__page_of(sc__segment_of((uintptr_t)b), (uintptr_t)b), b, c, n);
-  if ((f & SC_FEATURE_FRAME_CHECK) != 0 && fresh && sc__frame_check_on()) sc__frame_check_fresh(c);
-  return b;
-}
+/* ---- what the core's general and sampled paths ask (core/tiers.c) --------------- */
 
 /** SIZECLASS_TAGS on a path malloc did not tail-jump to (a thread's first
  * malloc, aligned requests): the caller's rule, found by unwinding. */
@@ -344,63 +287,23 @@ static void rules_by_unwinding(void) {
   if (t != sc__tag_tls.cur) sc__tags_set_cur(t);
 }
 
-static void *alloc_seen(sc_arena_t *a, size_t n, unsigned c) {
-  rules_by_unwinding();
-  return alloc_with(sc__features, a, n, c, 0);
+static void on_alloc_general(sc_arena_t *a, sc_page_t *page, void *b, unsigned c, size_t n) {
+  on_alloc(sc__features, a, page, b, c, n);
 }
 
-/** The general path's malloc: every call comes here. */
-static void *seam_malloc(size_t n, size_t g, sc_page_t *page) {
-  (void)page;
-  sc_arena_t *a = sc__thread.arena;
-  if (sc_likely(a != NULL)) return alloc_with(sc__features, a, n, sc__class_of_granule[g], 0);
-  sc__thread.sample_left = INT64_MAX; /* no arena: the slow path binds one */
-  return sc__arena_alloc_slow(n, g);
+static void on_fresh(unsigned c) {
+  if ((sc__features & SC_FEATURE_FRAME_CHECK) != 0 && sc__frame_check_on())
+    sc__frame_check_fresh(c);
 }
 
-/** A free by its owner a of block p of page, with features f on. */
-static sc_always_inline void free_local_with(uint32_t f, sc_arena_t *a, sc_page_t *page, void *p) {
-  if ((f & SC_FEATURE_CHECK) != 0 && sc__check_free(p, page, true)) return; /* quarantined */
-  on_free_local(f, a, page, p);
-  sc__page_free(page, p);
+static void on_free_local_general(sc_arena_t *a, sc_page_t *page, void *p) {
+  on_free_local(sc__features, a, page, p);
 }
 
-static void free_local_seen(sc_arena_t *a, sc_page_t *page, void *p) {
-  free_local_with(sc__features, a, page, p);
-}
+static uint32_t sample_tick(void) { return sampling_tick(sc__features); }
 
-/* ---- sampled features alone ------------------------------------------------------- */
-
-/** The samples `due` for a request of n bytes aligned to `align` (0:
- * malloc's), served from the class of granule g of arena a, owned by
- * thread t (page: its current page of g). */
-static void *sampled_serve(sc_thread_t *t, sc_arena_t *a, uint32_t due, size_t n, size_t g,
-                           size_t align, sc_page_t *page) {
-  (void)t;
-  unsigned c = sc__class_of_granule[g];
-  void *guard = guarded(due, c, n, align);
-  if (guard != NULL) return guard;
-  sc_block_t *b = sc__page_take_ex(page, true);
-  if (b == NULL) {
-    b = sc__arena_refill(a, c);
-    if (b == NULL) return sc__arena_alloc_slow(n, g); /* it asks the system */
-    page = a->current[c];
-  }
+static void sample_taken(uint32_t due, sc_page_t *page, void *b, unsigned c, size_t n) {
   if (due & SC_FEATURE_SITES) sites_sampled(page, b, c, n);
-  return b;
-}
-
-/** Reached only when the countdown runs out: serve the samples due, draw
- * the next ones. */
-static void *malloc_sampled(size_t n, size_t g, sc_page_t *page) {
-  sc_thread_t *t = &sc__thread;
-  sc_arena_t *a = t->arena;
-  if (sc_unlikely(a == NULL)) {
-    t->sample_left = INT64_MAX; /* no arena: the slow path binds one */
-    return sc__arena_alloc_slow(n, g);
-  }
-  uint32_t due = sampling_fire(&t->sample_left);
-  return sampled_serve(t, a, due, n, g, align_of(n, g), page);
 }
 
 /* ---- exact statistics (and sampled features) ------------------------------------------ */
@@ -434,7 +337,7 @@ static sc_noinline void *exact_refill(size_t n, size_t g, sc_page_t *page, uint3
 static sc_noinline void *exact_due(size_t n, size_t g, sc_page_t *page, uint32_t due) {
   if (due == 0) due = sampling_fire(&sc__thread.sampled_left);
   if (sc__thread.arena == NULL) return exact_refill(n, g, page, 0);
-  void *guard = guarded(due, sc__class_of_granule[g], n, align_of(n, g));
+  void *guard = guarded(due, sc__class_of_granule[g], n, sc__tier_align_of(n, g));
   if (guard != NULL) return guard;
   uint8_t *map = page->map;
   size_t i;
@@ -544,21 +447,6 @@ void sc__seam_tags_install(void) {
   sc__tiers_install(fn, free_tags);
 }
 
-static void *alloc_aligned(size_t n, unsigned c, size_t align) {
-  size_t g = sc__bucket_of(sc__class_size(c));
-  sc_arena_t *a = sc__arena_get();
-  if (sc_unlikely(a == NULL)) return sc__arena_alloc_slow(n, g);
-  uint32_t f = sc__features;
-  rules_by_unwinding();
-  if ((f & SC_FEATURES_EVERY_MALLOC) != 0) return alloc_with(f, a, n, c, align);
-  /* Sampled features alone (guard pages need the alignment): counted down
-   * like any malloc. */
-  sc_thread_t *t = &sc__thread;
-  uint32_t due = 0;
-  if (sc__countdown(&t->sample_left)) due = sampling_fire(&t->sample_left);
-  return sampled_serve(t, a, due, n, g, align, t->current[g]);
-}
-
 /* ---- the decision ------------------------------------------------------------- */
 
 /** Features are on from now on (they are only ever added). */
@@ -571,9 +459,9 @@ static void features_set(uint32_t f) {
   if (rest == SC_FEATURE_EXACT)
     sc__tiers_install(sampled ? malloc_exact_sampled : malloc_exact, free_exact);
   else if (rest != 0)
-    sc__tiers_install(seam_malloc, NULL);
+    sc__tiers_install(sc__tier_general_malloc, NULL);
   else if (sampled != 0)
-    sc__tiers_install(malloc_sampled, NULL);
+    sc__tiers_install(sc__tier_sampled_malloc, NULL);
   /* else nothing is on: the core's own targets (tiers.c) stay */
   sc__sys_refresh();
 }
@@ -655,15 +543,17 @@ sc_public bool sc_stats_enable_exact(void) {
 /* ---- the table the core calls (core/hooks.h) ----------------------------------- */
 
 const sc_feature_ops_t sc__feature_table = {
-    .block = {.alloc = alloc_seen,
-              .alloc_aligned = alloc_aligned,
+    .block = {.before_alloc = rules_by_unwinding,
+              .on_alloc = on_alloc_general,
+              .on_fresh = on_fresh,
               .before_take = on_before_take,
               .keep_freed = keep_freed,
-              .on_free_local = free_local_seen,
+              .on_free_local = on_free_local_general,
               .on_free_remote = on_free_remote,
               .on_free_sampled = on_free_sampled,
               .on_drain = on_drain,
               .usable_size = block_usable_size},
+    .sample = {.tick = sample_tick, .fire = sampling_fire, .serve = guarded, .taken = sample_taken},
     .realloc = {.is_freed = realloc_is_freed,
                 .resized = on_resized,
                 .enter = realloc_enter,
