@@ -139,7 +139,9 @@ static void arena_abandon(void *arg) {
   sc__purge_on_abandon(a);
   release_heads(a);
   pthread_mutex_lock(&arenas_lock);
-  a->owned = 0;
+  /* Relaxed atomic stores (plain moves): a remote free reads `owned`
+   * without the lock (purge.h: sc__purge_remote_list_started). */
+  __atomic_store_n(&a->owned, 0, __ATOMIC_RELAXED);
   a->next_abandoned = arenas_abandoned;
   arenas_abandoned = a;
   arenas_live--;
@@ -223,7 +225,7 @@ sc_arena_t *sc__arena_get(void) {
     *link = a->next_abandoned;
     a->adopted_count++;
     arenas_adopted++;
-    a->owned = 1;
+    __atomic_store_n(&a->owned, 1, __ATOMIC_RELAXED);
     arenas_live++;
   }
   pthread_mutex_unlock(&arenas_lock);
@@ -239,7 +241,7 @@ sc_arena_t *sc__arena_get(void) {
     a->next_all = arenas_all;
     /* Release: an unlocked walk (the signal dump) that sees a sees its link. */
     __atomic_store_n(&arenas_all, a, __ATOMIC_RELEASE);
-    a->owned = 1;
+    __atomic_store_n(&a->owned, 1, __ATOMIC_RELAXED);
     arenas_live++;
     pthread_mutex_unlock(&arenas_lock);
   }
