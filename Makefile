@@ -65,6 +65,20 @@ $(AR_LIB): $(LIB_OBJS)
 
 -include $(LIB_DEPS)
 
+# The core alone: src/util and src/core (and the marks around their code),
+# no feature, report, API or shim object. It links by itself: the core
+# reaches the features only through their table (core/hooks.h), which stays
+# the core's no-ops here. tests/test_core_alone.c links it.
+CORE_SRCS := src/mark/text_begin.c $(foreach l,util core,$(sort $(wildcard src/$(l)/*.c))) \
+             src/mark/text_end.c
+CORE_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(CORE_SRCS))
+CORE_AR := $(BUILD)/core/libsizeclass-core.a
+.PHONY: core-alone
+core-alone: $(CORE_AR)
+$(CORE_AR): $(CORE_OBJS)
+	@mkdir -p $(dir $@)obj
+	$(call link_ar,$(CORE_OBJS))
+
 # ---- tests ---------------------------------------------------------------
 # tests/test_*.c: Criterion suites, each linked with libsizeclass.a so the
 # whole test process (Criterion included) runs on our allocator.
@@ -88,6 +102,12 @@ $(BUILD)/tests/%: tests/%.c tests/*.h $(AR_LIB) $(SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) $(shell pkg-config --cflags criterion 2>/dev/null) -o $@ $< \
 	  $(AR_LIB) $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion) -lpthread -ldl
+
+# The core-alone suite links the core's archive, not the library's.
+$(BUILD)/tests/test_core_alone: tests/test_core_alone.c $(CORE_AR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_TEST) $(shell pkg-config --cflags criterion 2>/dev/null) -o $@ $< \
+	  $(CORE_AR) $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion) -lpthread -ldl
 
 $(BUILD)/tests/progs/%: tests/progs/%.c tests/rss.h $(AR_LIB)
 	@mkdir -p $(dir $@)

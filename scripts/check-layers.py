@@ -21,10 +21,15 @@ folder ("core/internal.h"; the public headers of include/ by their name):
 
 Calls (with --objects: the build's object directory, DIR/src/<folder>/*.o
 and DIR/shim/*.o): what an object leaves undefined must be defined in its
-own folder or below it, with two doors upwards, each a header of the core:
-the core calls a feature only through the hooks of core/seam.h, and the
-report reaches the core and the features only through core/snapshot.h
-(and the constants it includes). Features never call the report.
+own folder or below it (util < core < features < report < api; the shim
+maps onto util and core), with two doors upwards:
+  - the core references nothing of a higher layer but, weakly, the
+    features' table (sc__feature_table, core/hooks.h): a weak reference
+    that stays 0 when the core is linked alone; every call of a feature
+    goes through that table, at run time;
+  - the report reaches the core and the features only through
+    core/snapshot.h (and the constants it includes).
+Features never call the report.
 
 Prints one line per breach and exits 1; silent and 0 when every rule holds.
 """
@@ -47,8 +52,8 @@ MAY_INCLUDE = {
 }
 # The core's face to the report: snapshot.h and what it includes.
 SNAPSHOT = {"core/snapshot.h", "core/config.h", "core/feature_bits.h", "core/size_class.h"}
-# The core's door to the features.
-SEAM = "core/seam.h"
+# The core's one door to the features: a weak reference to their table.
+FEATURE_TABLE = "sc__feature_table"
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -123,14 +128,18 @@ def check_includes(root, errors):
 
 
 def nm(path):
-    """(defined, undefined) global symbols of an object."""
+    """(defined, undefined) global symbols of an object; undefined maps each
+    name to its nm type (U, or w for a weak reference)."""
     out = subprocess.run(["nm", "-P", path], capture_output=True, text=True, check=True).stdout
-    defined, undefined = set(), set()
+    defined, undefined = set(), {}
     for line in out.splitlines():
         f = line.split()
         if len(f) < 2:
             continue
-        (undefined if f[1] in ("U", "w") else defined).add(f[0])
+        if f[1] in ("U", "w", "v"):
+            undefined[f[0]] = f[1]
+        else:
+            defined.add(f[0])
     return defined, undefined
 
 
@@ -163,7 +172,6 @@ def check_calls(root, objdir, errors):
     for name, (layer, (defined, _)) in objects.items():
         for sym in defined:
             owner.setdefault(sym, (name, layer))
-    seam = declared(root, [SEAM])
     snapshot = declared(root, SNAPSHOT)
     rank = {layer: i for i, layer in enumerate(ORDER)}
     for name, (layer, (_, undefined)) in objects.items():
@@ -192,9 +200,10 @@ def check_calls(root, objdir, errors):
                 continue
             if rank[target] < rank[layer]:
                 continue  # downwards
-            if layer == "core" and target == "features" and sym in seam:
-                continue  # a hook of the seam
-            door = " outside the seam (core/seam.h)" if layer == "core" else ""
+            if (layer == "core" and target == "features" and sym == FEATURE_TABLE
+                    and undefined[sym] in ("w", "v")):
+                continue  # the features' table, weakly (core/hooks.h)
+            door = " (only the features' table, weakly: core/hooks.h)" if layer == "core" else ""
             errors.append(f"{name}: calls {sym} ({where}): {layer}/ may not call "
                           f"{target}/{door}")
 

@@ -78,7 +78,7 @@ Test(debug, an_arena_that_miscounts_its_pages_is_found_at_thread_exit) {
 }
 
 Test(debug, a_queue_flag_gone_wrong_trips_a_slow_path_assertion) {
-  const char *const pieces[] = {"page->queued (src/core/arena.c:", NULL};
+  const char *const pieces[] = {"page->queued (src/core/refill.c:", NULL};
   expect_found("queued", pieces);
 }
 

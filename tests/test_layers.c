@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* test_layers.c — the library keeps its layers (src/README.md), checked by
  * scripts/check-layers.py on the tree and on the build's objects: the core
- * includes nothing of the features or the report and calls a feature only
- * through the hooks of core/seam.h; the report includes and calls nothing
- * of the core or the features but core/snapshot.h. And the check fails
- * when a rule breaks: a copy of the tree with one bad include, objects
- * with one call across a layer. Runs from the source root. */
+ * includes nothing of the features or the report and references nothing of
+ * a higher layer but, weakly, the features' table (core/hooks.h); the report includes and calls
+ * nothing of the core or the features but core/snapshot.h. And the check fails when a rule breaks:
+ * a copy of the tree with one bad include, objects with one call across a layer. Runs from the
+ * source root. */
 #include "cr_util.h"
 
 static char tmp[256];
@@ -57,9 +57,9 @@ Test(layers, the_report_sees_the_snapshot_only) {
                 "layers: src/report/advisor.c: #include \"core/internal.h\": report/ may "
                 "not include core/ (only core/snapshot.h)");
   /* and through the snapshot's own includes. */
-  free(sh_ok(10, "echo '#include \"core/seam.h\"' >> '%s/src/core/snapshot.h'", tmp));
+  free(sh_ok(10, "echo '#include \"core/hooks.h\"' >> '%s/src/core/snapshot.h'", tmp));
   expect_breach("",
-                "layers: src/report/report_timeline.c: reaches core/seam.h through its "
+                "layers: src/report/report_timeline.c: reaches core/hooks.h through its "
                 "includes");
 }
 
@@ -80,18 +80,34 @@ Test(layers, calls_across_the_layers_fail) {
   copy_tree();
   free(sh_ok(30, "mkdir -p '%s/obj' && cp -r '%s/obj/src' '%s/obj/shim' '%s/obj/'", tmp,
              pr_build_dir(), pr_build_dir(), tmp));
-  /* A hook of the seam is the core's door to the features: no breach. */
-  bad_object("core/zz_hook",
-             "void sc__seam_drained(void); void sc__zz_hook(void) { sc__seam_drained(); }");
+  /* The core's one door to the features is a weak reference to their
+   * table: no breach, */
+  bad_object("core/zz_door",
+             "extern const int sc__feature_table __attribute__((weak)); "
+             "const void *sc__zz_door(void) { return &sc__feature_table; }");
   int rc;
   char *out = check_in_tmp(&rc, "--objects obj");
-  cr_expect_eq(rc, 0, "a call through the seam is fine:\n%s", out);
+  cr_expect_eq(rc, 0, "a weak reference to the features' table is fine:\n%s", out);
   free(out);
-  /* Anything else of a feature is not, */
+  /* but a strong one is a breach (the core would not link alone), */
+  bad_object("core/zz_strong",
+             "extern const int sc__feature_table; "
+             "const void *sc__zz_strong(void) { return &sc__feature_table; }");
+  expect_breach("--objects obj",
+                "layers: core/zz_strong.o: calls sc__feature_table (features/seam.o): "
+                "core/ may not call features/ (only the features' table, weakly");
+  free(sh_ok(10, "rm '%s/obj/src/core/zz_strong.o'", tmp));
+  /* and so is any call of a feature, */
   bad_object("core/zz_bad", "void sc__exact_sum(void); void sc__zz_bad(void) { sc__exact_sum(); }");
   expect_breach("--objects obj",
                 "layers: core/zz_bad.o: calls sc__exact_sum (features/exact.o): "
-                "core/ may not call features/ outside the seam (core/seam.h)");
+                "core/ may not call features/");
+  /* util calls nothing of the core, */
+  bad_object("util/zz_core",
+             "void sc__arena_get(void); void sc__zz_core(void) { sc__arena_get(); }");
+  expect_breach("--objects obj",
+                "layers: util/zz_core.o: calls sc__arena_get (core/arena.o): util/ may not "
+                "call core/");
   /* features never call the report, */
   bad_object("features/zz_up",
              "void sc__report_write(void); void sc__zz_up(void) { sc__report_write(); }");

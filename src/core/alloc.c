@@ -6,7 +6,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/seam.h"
+#include "core/hooks.h"
+#include "core/tiers.h"
 #include "sizeclass.h"
 
 /** Requests above SC_SMALL_MAX: the system allocator. */
@@ -15,7 +16,7 @@ sc_noinline void *sc__malloc_slow(size_t n) { return sc__sys_malloc(n); }
 /** free() of a pointer outside our segments: NULL, or the system's. */
 sc_noinline void sc__free_slow(void *p) {
   if (p == NULL) return;
-  if (sc_unlikely(sc__features != 0) && sc__seam_free_foreign(p)) return; /* a guarded block */
+  if (sc_unlikely(sc__features != 0) && sc__ops.foreign.free(p)) return; /* a guarded block */
   sc__sys_free(p);
 }
 
@@ -60,28 +61,28 @@ void *sc__realloc(void *p, size_t n) {
     bool freed = st == SC_MAP_FREE || st == SC_MAP_PENDING; /* PENDING: freed remotely */
     /* A feature may hold freed blocks that are still live in the map (the
      * checking mode's quarantine). */
-    if ((sc__features & SC_FEATURES_HOLD_FREED) && sc__seam_realloc_freed(p)) freed = true;
+    if ((sc__features & SC_FEATURES_HOLD_FREED) && sc__ops.realloc.is_freed(p)) freed = true;
     if (sc_unlikely(freed)) sc__fatal_block("realloc of freed block", p, (unsigned)old_size);
     /* Same class: keep the block; only its requested size changes. */
     if (n <= SC_SMALL_MAX && sc__class_size(sc__class_of(n)) == old_size) {
-      if (sc__features != 0) sc__seam_resize(sc__thread.arena, p, n);
+      if (sc__features != 0) sc__ops.realloc.resized(sc__thread.arena, p, n);
       return p;
     }
   } else {
     void *q;
-    if (sc_unlikely(sc__features != 0) && sc__seam_realloc_foreign(p, n, &q)) return q;
+    if (sc_unlikely(sc__features != 0) && sc__ops.foreign.realloc(p, n, &q)) return q;
     if (n > SC_SMALL_MAX) {
       if (sc_likely(sc__features == 0)) return sc__sys_realloc(p, n);
-      unsigned saved = sc__seam_realloc_enter(p); /* the new block keeps p's tag */
+      unsigned saved = sc__ops.realloc.enter(p); /* the new block keeps p's tag */
       q = sc__sys_realloc(p, n);
-      sc__seam_realloc_leave(saved);
+      sc__ops.realloc.leave(saved);
       return q;
     }
     old_size = sc__sys_usable_size(p);
   }
-  unsigned saved = sc__features != 0 ? sc__seam_realloc_enter(p) : 0;
+  unsigned saved = sc__features != 0 ? sc__ops.realloc.enter(p) : 0;
   void *q = sc__malloc_inline(n);
-  if (sc__features != 0) sc__seam_realloc_leave(saved);
+  if (sc__features != 0) sc__ops.realloc.leave(saved);
   if (q == NULL) return NULL; /* the old block stays valid */
   memcpy(q, p, old_size < n ? old_size : n);
   sc__free_inline(p);
@@ -95,7 +96,7 @@ void *sc__memalign(size_t align, size_t n) {
     /* A class block of size 2^k is aligned to 2^k: pick the larger class. */
     size_t g = sc__bucket_of(n > align ? n : align);
     if (sc_unlikely(sc__features & (SC_FEATURES_EVERY_MALLOC | SC_FEATURE_GUARD)))
-      return sc__seam_memalign(n, sc__class_of_granule[g], align);
+      return sc__tier_alloc_aligned(n, sc__class_of_granule[g], align);
     return sc__alloc_granule(n, g);
   }
   return sc__sys_memalign(align, n);
@@ -119,10 +120,10 @@ size_t sc__usable_size(const void *p) {
   if (sc__segment_owned(u)) {
     size_t size =
         (size_t)owned_block_page(u, "malloc_usable_size of invalid pointer")->shared_mask + 1;
-    return sc__features != 0 ? sc__seam_usable(p, size) : size;
+    return sc__features != 0 ? sc__ops.block.usable_size(p, size) : size;
   }
   size_t size;
-  if (sc_unlikely(sc__features != 0) && sc__seam_usable_foreign(p, &size)) return size;
+  if (sc_unlikely(sc__features != 0) && sc__ops.foreign.usable_size(p, &size)) return size;
   return sc__sys_usable_size(p);
 }
 
@@ -139,7 +140,7 @@ sc_public size_t sc_usable_size(const void *p) { return sc__usable_size(p); }
 
 sc_public bool sc_owns(const void *p) {
   uintptr_t u = (uintptr_t)p;
-  if (!sc__segment_owned(u)) return sc__features != 0 && sc__seam_owns_foreign(p);
+  if (!sc__segment_owned(u)) return sc__features != 0 && sc__ops.foreign.owns(p);
   const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
   return page->state == SC_PAGE_ACTIVE && page->arena != NULL &&
          (u & (SC_PAGE_SIZE - 1)) < page->shared_carved;

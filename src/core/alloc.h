@@ -24,7 +24,7 @@
 #define SC_ALLOC_H
 
 #include "core/internal.h"
-#include "core/seam.h"
+#include "core/hooks.h"
 #include "core/size_class.h"
 
 /* Hidden entry points shared by src/alloc.c and shim/. */
@@ -210,7 +210,7 @@ static inline bool sc__map_dec(uint8_t *m) {
 #endif
 }
 
-/** What sc__page_put did. */
+/** What sc__page_put_entry did. */
 typedef enum {
   SC_PUT_DONE = 0,      /* back on the page's free list */
   SC_PUT_PAGE_CHANGED,  /* back on it, and the page needs sc__page_after_free:
@@ -219,33 +219,40 @@ typedef enum {
                            (sc__page_free_marked sorts it out) */
 } sc_put_result_t;
 
-/** Put block p of page (owned by the calling thread) back on its free
- * list. SC_PUT_NOT_LIVE covers a sampled block and misuse: a pointer
- * inside a block is caught by the mask; one to a block that is free or was
- * never handed out, by the map byte (which the test leaves incremented:
- * sc__page_free_marked restores it). */
-static inline sc_put_result_t sc__page_put(sc_page_t *page, void *p, unsigned eshift) {
+/** Put block p of page (owned by the calling thread), whose map entry is
+ * e, back on its free list. SC_PUT_NOT_LIVE covers a sampled block and
+ * misuse: a pointer inside a block is caught by the mask; one to a block
+ * that is free or was never handed out, by the map byte (which the test
+ * leaves incremented: sc__page_free_marked restores it). */
+static inline sc_put_result_t sc__page_put_entry(sc_page_t *page, void *p, uint8_t *e) {
   sc_block_t *b = (sc_block_t *)p;
 #if SC_HARDEN
   if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) return SC_PUT_NOT_LIVE;
 #endif
-  if (sc_unlikely(sc__map_dec(&page->map[sc__map_index((uintptr_t)p, page->shift) << eshift])))
-    return SC_PUT_NOT_LIVE;
+  if (sc_unlikely(sc__map_dec(e))) return SC_PUT_NOT_LIVE;
   b->next = sc__encode(page->free, b, page);
   page->free = b;
   return sc__used_dec(&page->used) ? SC_PUT_PAGE_CHANGED : SC_PUT_DONE;
 }
+/** The map entry (of 2^eshift bytes) of block p of page. */
+static inline uint8_t *sc__page_entry(const sc_page_t *page, const void *p, unsigned eshift) {
+  return &page->map[sc__map_index((uintptr_t)p, page->shift) << eshift];
+}
 
-/** Free block p of page, owned by the calling thread (map entries of
- * 2^eshift bytes): put it back, then what the page needs, or what its map
- * entry asks for. */
-static inline void sc__page_free_at(sc_page_t *page, void *p, unsigned eshift) {
-  sc_put_result_t r = sc__page_put(page, p, eshift);
+/** Free block p of page, owned by the calling thread, whose map entry is
+ * e: put it back, then what the page needs, or what its map entry asks
+ * for. */
+static inline void sc__page_free_entry(sc_page_t *page, void *p, uint8_t *e) {
+  sc_put_result_t r = sc__page_put_entry(page, p, e);
   if (sc_likely(r == SC_PUT_DONE)) return;
   if (r == SC_PUT_PAGE_CHANGED)
     sc__page_after_free(page);
   else
     sc__page_free_marked(p, page);
+}
+/** The same, with map entries of 2^eshift bytes. */
+static inline void sc__page_free_at(sc_page_t *page, void *p, unsigned eshift) {
+  sc__page_free_entry(page, p, sc__page_entry(page, p, eshift));
 }
 /** The same in whichever tier the process runs. */
 static inline void sc__page_free(sc_page_t *page, void *p) {

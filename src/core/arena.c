@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* arena.c — thread-local arenas: how a thread gets one, the allocation slow
- * path (drain remote frees, next page, new page), what a free does when the
- * fast path cannot finish it (full, trapped and emptied pages; other
- * threads' blocks), and handing arenas on when their thread exits. */
+/* arena.c — thread-local arenas: how a thread gets one (binding, adoption,
+ * creation), its current pages, where a free of a block the fast path did
+ * not take goes, and handing arenas on when their thread exits. The slow
+ * allocation path is refill.c; other threads' frees are remote.c. */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -10,7 +10,8 @@
 #include "core/alloc.h"
 #include "core/page_queue.h"
 #include "core/purge.h"
-#include "core/seam.h"
+#include "core/hooks.h"
+#include "core/tiers.h"
 #include "core/snapshot.h"
 
 sc_tls sc_thread_t sc__thread = {
@@ -31,19 +32,6 @@ sc_page_t sc__empty_page = {.free = (sc_block_t *)1,
 
 _Atomic uint64_t sc__orphan_remote_frees[SC_CLASSES];
 
-/** Nothing is on, yet the countdown ran out (after 2^63 mallocs): start it
- * again. */
-static void *alloc_plain(size_t n, size_t g, sc_page_t *page) {
-  (void)page;
-  sc__thread.sample_left = INT64_MAX;
-  return sc__arena_alloc_slow(n, g);
-}
-
-/* Where the fast paths go for the features (seam.h) while none is on; the
- * features' decision (seam.c) points them at its own paths. */
-void *(*sc__alloc_noted_fn)(size_t n, size_t g, sc_page_t *page) = alloc_plain;
-void (*sc__free_other_fn)(void *p, sc_page_t *page, sc_arena_t *self) = sc__free_other_any;
-
 /* The arena registry: every arena ever made (arenas are reused, never
  * unmapped) and the stack of abandoned ones awaiting a new thread. */
 static pthread_mutex_t arenas_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -56,27 +44,7 @@ static uint64_t arenas_adopted;
 static pthread_key_t thread_exit_key;
 static _Atomic int thread_exit_key_state; /* 0 none, 1 creating, 2 ready */
 
-/* ---- class queues and the current page ------------------------------------ */
-
-/* A page is `queued` while linked in its class's queue. */
-static void queue_remove(sc_page_queue_t *q, sc_page_t *page) {
-  sc_assert(page->queued);
-  sc__pq_remove(q, page);
-  page->queued = 0;
-}
-
-static void queue_push_back(sc_page_queue_t *q, sc_page_t *page) {
-  sc_assert(!page->queued);
-  sc__pq_push_back(q, page);
-  page->queued = 1;
-}
-
-static void queue_push_front(sc_page_queue_t *q, sc_page_t *page) {
-  sc_assert(!page->queued);
-  sc__pq_push_front(q, page);
-  page->queued = 1;
-}
-
+/* ---- the current page ----------------------------------------------------- */
 void sc__thread_set_class(sc_thread_t *t, unsigned c, sc_page_t *page) {
   /* Granules of class c: 0..1 for 16 B, then 2^(c-1)+1 .. 2^c. */
   size_t first = c == 0 ? 0 : ((size_t)1 << (c - 1)) + 1, last = (size_t)1 << c;
@@ -109,356 +77,6 @@ void sc__arena_refresh_current(sc_arena_t *a, unsigned c) {
   }
 }
 
-/* ---- pages -------------------------------------------------------------- */
-
-/** Prepare `page` of `seg` to serve class c, all of it to be carved. */
-static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigned c) {
-  sc_assert(page->arena == NULL && !page->queued && page->idle_since_ns == 0);
-  unsigned shift = c + SC_MIN_SHIFT;
-  uint8_t *start = sc__page_start(page);
-  page->used = 0;
-  page->carve_next = start;
-  page->carve_end = start + SC_PAGE_SIZE;
-  page->key = sc__page_key_new(page);
-  page->free = sc__list_end(page);
-  page->arena = a;
-  page->allocs = 0;
-  page->map = sc__segment_map_take(seg, page->index, c); /* all FREE */
-  page->fresh_end = start;
-  page->block_mask = (uint16_t)((1u << shift) - 1);
-  page->class_idx = (uint8_t)c;
-  page->shift = (uint8_t)shift;
-  page->shared_map = page->map;
-  page->shared_carved = 0;
-  page->shared_mask = page->block_mask;
-  page->shared_shift = (uint8_t)shift;
-  page->shared_class = (uint8_t)c;
-  page->state = SC_PAGE_ACTIVE;
-  seg->pages_active++;
-  a->counts[c].pages++;
-  if (sc_unlikely(sc__random_placement)) sc__page_shuffle(page);
-}
-
-void sc__page_shuffle(sc_page_t *page) {
-  if (sc__features & SC_FEATURE_CHECK) return; /* switched on since: see init.c */
-  uintptr_t base = (uintptr_t)sc__page_start(page);
-  unsigned shift = page->shift;
-  size_t n = SC_PAGE_SIZE >> shift;
-  /* Fisher-Yates over the block indices, kept in each block's second word
-   * (every class has two), then the list linked through the first. */
-  for (size_t i = 0; i < n; i++) ((sc_block_t *)(base + (i << shift)))->key = i;
-  uint64_t x = sc__page_key_new(page) | 1;
-  for (size_t i = n - 1; i > 0; i--) {
-    x ^= x >> 12, x ^= x << 25, x ^= x >> 27; /* xorshift64 */
-    size_t j = (size_t)(((x * 0x2545F4914F6CDD1Dull) >> 32) * (i + 1) >> 32);
-    sc_block_t *bi = (sc_block_t *)(base + (i << shift)), *bj = (sc_block_t *)(base + (j << shift));
-    uintptr_t t = bi->key;
-    bi->key = bj->key;
-    bj->key = t;
-  }
-  sc_block_t *next = sc__list_end(page);
-  for (size_t k = n; k-- > 0;) {
-    sc_block_t *b = (sc_block_t *)(base + (((sc_block_t *)(base + (k << shift)))->key << shift));
-    b->next = sc__encode(next, b, page);
-    next = b;
-  }
-  for (size_t i = 0; i < n; i++) ((sc_block_t *)(base + (i << shift)))->key = 0;
-  page->free = next;
-  page->carve_next = page->carve_end;
-  if (page->carve_end > page->fresh_end) sc__page_fresh_mark(page, page->carve_end);
-}
-
-/** A page for class c, to be carved from its start: an empty one of c
- * waiting to be purged, else an idle or purged page to re-initialise
- * (purge.c), else the next unused page of the newest segment, else a page
- * of a new segment. NULL when the OS refuses memory. */
-static sc_page_t *page_new(sc_arena_t *a, unsigned c) {
-  sc_page_t *page = sc__purge_idle_take(a, c);
-  if (page != NULL) return page;
-  page = sc__purge_recycle(a);
-  sc_segment_t *seg;
-  if (page != NULL) {
-    seg = sc__segment_of((uintptr_t)page);
-  } else {
-    seg = a->segments;
-    if (seg == NULL || seg->next_unused == SC_PAGES_PER_SEGMENT) {
-      seg = sc__segment_new(a);
-      if (seg == NULL) return NULL;
-      seg->next = a->segments;
-      __atomic_store_n(&a->segments, seg, __ATOMIC_RELEASE); /* walkers (stats) */
-    }
-    page = &seg->pages[seg->next_unused++];
-  }
-  page_init(a, seg, page, c);
-  return page;
-}
-
-/* ---- after a free ----------------------------------------------------------- */
-
-void sc__page_after_free(sc_page_t *page) {
-  sc_arena_t *a = page->arena;
-  unsigned c = page->class_idx;
-  sc_assert(a != NULL && page->state == SC_PAGE_ACTIVE);
-  if (page->used & SC_USED_SLOW) {
-    if (page->queued) { /* a purge trap on the class head (purge.c) */
-      sc__purge_poll(a);
-      sc_validate_page_if_active(page);
-      return;
-    }
-    /* The page was full and out of its queue: it has room again. */
-    page->used &= ~SC_USED_SLOW;
-    queue_push_back(&a->queues[c], page);
-    if (a->current[c] == &sc__empty_page) sc__arena_refresh_current(a, c);
-    sc__purge_poll(a);
-  }
-  /* Every block came back. The class head is pinned, so this is another
-   * page: it waits in the idle list until a class needs a page or the
-   * purge delay passes. */
-  if (page->used == 0 && page->queued) sc__purge_page_emptied(a, page);
-  sc_validate_page_if_active(page); /* it changed lists: the arena's too */
-  sc_validate_arena(a, false);
-}
-
-void sc__page_free_marked(void *p, sc_page_t *page) {
-  uintptr_t u = (uintptr_t)p;
-  uint8_t *m = sc__map_entry(page->map, u, page->shift);
-#if SC_HARDEN
-  if ((u & page->block_mask) != 0) sc__fatal_invalid(p); /* inside a block: map untouched */
-#endif
-  uint8_t was = (uint8_t)(*m - 1); /* sc__page_put incremented it */
-  if (sc_likely(was == SC_MAP_SAMPLED)) {
-    *m = SC_MAP_FREE;
-    sc__seam_free_sampled(p);
-    sc_block_t *b = p;
-    b->next = sc__encode(page->free, b, page);
-    page->free = b;
-    if ((int32_t)--page->used <= 0) sc__page_after_free(page);
-    return;
-  }
-  *m = was;
-  /* PENDING: another thread freed it, and it waits on our remote list. */
-  if (was == SC_MAP_PENDING) sc__fatal_double(p, page);
-  if (was != SC_MAP_FREE || u >= (uintptr_t)page->carve_next) sc__fatal_invalid(p);
-  sc__fatal_double(p, page);
-}
-
-/* ---- remote frees ------------------------------------------------------- */
-
-/** True when u is the start of a block handed out from a page of arena a:
- * what every link of a's remote list must decode to. */
-static sc_always_inline bool remote_link_ok(const sc_arena_t *a, uintptr_t u) {
-  if (!sc__segment_owned(u) || sc__segment_of(u)->arena != a) return false;
-  const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
-  return page->arena == a && (u & page->block_mask) == 0 && u < (uintptr_t)page->carve_next;
-}
-
-/** Block p of page, drained from the remote list: it must be PENDING (one
- * remote free won its race); else the owner freed it too, or a forged
- * remote link led here, and it is a double free. Then it is FREE. */
-static sc_always_inline void drain_mark_free(sc_page_t *page, uintptr_t p, unsigned class_size) {
-  uint8_t *m = sc__map_entry(page->map, p, page->shift);
-  if (sc_unlikely(__atomic_load_n(m, __ATOMIC_RELAXED) != SC_MAP_PENDING))
-    sc__fatal_block("double free", (const void *)p, class_size);
-  __atomic_store_n(m, SC_MAP_FREE, __ATOMIC_RELAXED);
-}
-
-/** Move the blocks of list head (other threads' frees) back to their pages
- * of arena a; `exact`: exact statistics see each (the seam). Written once,
- * compiled twice: the default tier's loop has no call in it. */
-static sc_always_inline void drain_list(sc_arena_t *a, uintptr_t head, bool exact) {
-  unsigned class_size = 0; /* class of the block whose link led to head */
-  uintptr_t from = 0;      /* its page */
-  while (head != 0) {
-    /* Check a link before following it: a use-after-free write into a
-     * block on this list must abort with a message, not fault. */
-    if (sc_unlikely(!remote_link_ok(a, head))) sc__fatal_list(class_size, from);
-    sc_block_t *b = (sc_block_t *)head;
-    uintptr_t next = sc__remote_decode(b->next, b);
-    sc_page_t *page = sc__page_of(sc__segment_of(head), head);
-    sc_assert((page->used & SC_USED_COUNT) != 0);
-    class_size = page->shared_mask + 1;
-    from = head & ~(uintptr_t)(SC_PAGE_SIZE - 1);
-    drain_mark_free(page, head, class_size);
-    a->counts[page->class_idx].drained++;
-    if (exact) sc__seam_drained(a, page, head);
-    b->next = sc__encode(page->free, b, page);
-    page->free = b;
-    if ((int32_t)--page->used <= 0) sc__page_after_free(page);
-    head = next;
-    /* The end of a run of one page's blocks. */
-    if (SC_DEBUG && (head == 0 || sc__page_of(sc__segment_of(head), head) != page))
-      sc_validate_page_if_active(page);
-  }
-}
-
-/** Move every block other threads freed into this arena back to its page. */
-static void drain_remote(sc_arena_t *a) {
-  uintptr_t head = atomic_exchange_explicit(&a->remote_free, 0, memory_order_acquire);
-  if (sc_unlikely(sc__features & SC_FEATURE_EXACT))
-    drain_list(a, head, true);
-  else
-    drain_list(a, head, false);
-  sc_validate_arena(a, false);
-}
-
-/** Push the chain head..tail (linked with sc__encode) on owner's remote
- * list with one CAS. */
-static void push_remote(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
-  sc_block_t *last = (sc_block_t *)tail;
-  uintptr_t old = atomic_load_explicit(&owner->remote_free, memory_order_relaxed);
-  do {
-    last->next = sc__remote_encode(old, last);
-  } while (!atomic_compare_exchange_weak_explicit(&owner->remote_free, &old, head,
-                                                  memory_order_release, memory_order_relaxed));
-  if (sc_unlikely(old == 0)) sc__purge_remote_list_started(owner);
-}
-
-/** Check that p is the start of a block handed out from page, as a thread
- * other than the owner sees it (the shared line: geometry, and the
- * high-water mark of carving; a block between the owner's carve offset and
- * that mark is free in the map and is caught as a double free). */
-static void check_shared(const sc_page_t *page, uintptr_t p) {
-  uintptr_t offset = p & (SC_PAGE_SIZE - 1);
-  if (sc_unlikely(page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
-                  offset >= page->shared_carved))
-    sc__fatal_invalid((const void *)p);
-}
-
-/** Move block p of another thread's page from LIVE (or SAMPLED) to
- * PENDING in its map with one locked compare-and-swap (a byte of its own:
- * the owner's stores to its neighbours are never lost). Of two frees of one
- * block racing here, one wins; a block that was not live is a double free.
- * A local free racing with it is caught by the owner's drain (drain_mark_free).
- * A sampled block's feature sees it. */
-static sc_noinline void map_free_remote_marked(const sc_page_t *page, uintptr_t p, uint8_t *m,
-                                               uint8_t v) {
-  if (v != SC_MAP_SAMPLED || !__atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false,
-                                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-    sc__fatal_block("double free", (const void *)p, page->shared_mask + 1);
-  sc__seam_free_sampled((void *)p);
-}
-static sc_always_inline void map_free_remote(const sc_page_t *page, uintptr_t p) {
-  uint8_t *m = sc__map_entry(page->shared_map, p, page->shared_shift);
-  uint8_t v = SC_MAP_LIVE;
-  if (sc_likely(__atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED)))
-    return;
-  map_free_remote_marked(page, p, m, v); /* a sampled block, or a double free */
-}
-
-/** Add p (marked PENDING, counted) to me's batch of remote frees for
- * owner: one CAS per SC_REMOTE_BATCH frees instead of one per free. */
-static sc_always_inline void remote_batch_add(sc_arena_t *me, sc_arena_t *owner, uintptr_t p) {
-  sc_block_t *b = (sc_block_t *)p;
-  if (me->batch_owner != owner) {
-    sc__arena_flush_remote(me);
-    me->batch_owner = owner;
-  }
-  b->next = sc__remote_encode(me->batch_head, b);
-  if (me->batch_count++ == 0) me->batch_tail = p;
-  me->batch_head = p;
-  if (me->batch_count >= SC_REMOTE_BATCH) sc__arena_flush_remote(me);
-}
-
-/** Free of block p (of seg/page) owned by another arena: push it on the
- * owner's remote list, counted in the freeing thread's arena. */
-static void free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
-  sc_block_t *b = (sc_block_t *)p;
-  check_shared(page, p);
-  sc_arena_t *me = sc__arena_get();
-  if (sc_unlikely(me == seg->arena)) { /* we just adopted the owner */
-    sc__free_inline(b);
-    return;
-  }
-  sc_assert(page->arena != me || me == NULL);
-  unsigned c = page->shared_class;
-  map_free_remote(page, p);
-  sc_arena_t *owner = seg->arena;
-  if (sc_unlikely(me == NULL)) { /* no arena to batch in: hand over alone */
-    atomic_fetch_add_explicit(&sc__orphan_remote_frees[c], 1, memory_order_relaxed);
-    if (sc__features != 0) sc__seam_free_remote(NULL, page, p);
-    push_remote(owner, p, p);
-    return;
-  }
-  me->counts[c].remote_frees++;
-  if (sc__features != 0) sc__seam_free_remote(me, page, p);
-  remote_batch_add(me, owner, p);
-}
-
-void sc__arena_flush_remote(sc_arena_t *a) {
-  if (a->batch_count == 0) return;
-  push_remote(a->batch_owner, a->batch_head, a->batch_tail);
-  a->batch_head = a->batch_tail = 0;
-  a->batch_count = 0;
-}
-
-void sc__arena_drain(sc_arena_t *a) { drain_remote(a); }
-
-/* ---- the allocation slow path ------------------------------------------- */
-
-void *sc__alloc_from_system(size_t n, unsigned c) {
-  void *p = sc__sys_memalign(sc__class_size(c), n);
-  if (p == NULL) errno = ENOMEM;
-  return p;
-}
-
-void *sc__arena_refill(sc_arena_t *a, unsigned c) {
-  sc__arena_flush_remote(a); /* other arenas may be waiting for these */
-  sc__purge_poll(a);
-  for (;;) {
-    sc_page_t *page = a->current[c];
-    /* 1. A block of the current page (we may have come here for another
-     * reason than its being empty: features, a new arena). */
-    if (sc__features != 0) sc__seam_before_take(page);
-    sc_block_t *b = sc__page_take_any(page);
-    if (b != NULL) {
-      sc_validate_page(page);
-      sc_validate_arena(a, false);
-      return b;
-    }
-    /* 2. The current page is exhausted: it leaves the queue until a free. */
-    if (page != &sc__empty_page) {
-      sc_validate_page(page);
-      queue_remove(&a->queues[c], page);
-      page->used |= SC_USED_SLOW;
-      sc__arena_refresh_current(a, c);
-      if (a->current[c] != &sc__empty_page) continue;
-    }
-    /* 3. Blocks other threads gave back. */
-    if (atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0) {
-      drain_remote(a);
-      if (a->current[c] != &sc__empty_page) continue;
-    }
-    /* 4. A new page. The old head (if any) loses the purge trap: only
-     * heads carry it. */
-    page = page_new(a, c);
-    if (page == NULL) return NULL;
-    sc_page_t *first = a->queues[c].first;
-    if (first != NULL) first->used &= ~SC_USED_SLOW;
-    queue_push_front(&a->queues[c], page);
-    sc__arena_refresh_current(a, c);
-  }
-}
-
-void *sc__arena_alloc_slow(size_t n, size_t g) {
-  unsigned c = sc__class_of_granule[g];
-  sc_arena_t *a = sc__thread.arena;
-  if (sc_unlikely(a == NULL)) {
-    a = sc__arena_get(); /* the thread's first allocation binds it */
-    if (sc_unlikely(a == NULL)) return sc__alloc_from_system(n, c);
-    /* Its countdown starts now and counts this call too: a sample may be
-     * due at once (rate 1). */
-    sc_thread_t *t = &sc__thread;
-    if ((sc__features & SC_FEATURES_EVERY_MALLOC) == 0 && sc__countdown(&t->sample_left))
-      return sc__alloc_noted_fn(n, g, t->current[g]);
-  }
-  /* The features that see every malloc see a thread's first one here (the
-   * countdown sends them the next ones), and those that find no block. */
-  if (sc__features & SC_FEATURES_EVERY_MALLOC) return sc__seam_alloc(a, n, c);
-  void *p = sc__arena_refill(a, c);
-  return p != NULL ? p : sc__alloc_from_system(n, c);
-}
-
 /* ---- arenas and threads ------------------------------------------------- */
 
 /* Set once this thread's arena was handed on at thread exit. */
@@ -489,7 +107,7 @@ static void thread_bind(sc_arena_t *a) {
   /* A feature that sees every free: self is one past the arena, which no
    * page's owner equals (the features' free finds the arena from it). */
   t->self = (sc__features & SC_FEATURES_SEE_FREES) ? (sc_arena_t *)((uintptr_t)a + 1) : a;
-  t->sample_left = sc__seam_countdown_start();
+  t->sample_left = sc__ops.lifecycle.countdown_start();
 }
 
 /** An arena without a thread allocates from no page: its heads lose their
@@ -511,7 +129,7 @@ static void arena_abandon(void *arg) {
   sc_arena_t *a = arg;
   if (sc__thread.arena != a) return; /* stale value: a is not this thread's */
   sc_validate_arena(a, true);        /* every page, before it is handed on */
-  if (sc__features != 0) sc__seam_thread_exit(a);
+  if (sc__features != 0) sc__ops.lifecycle.thread_exit(a);
   thread_bind(NULL);
   a->thread = NULL;
   a->bound = 0;
@@ -521,7 +139,9 @@ static void arena_abandon(void *arg) {
   sc__purge_on_abandon(a);
   release_heads(a);
   pthread_mutex_lock(&arenas_lock);
-  a->owned = 0;
+  /* Relaxed atomic stores (plain moves): a remote free reads `owned`
+   * without the lock (purge.h: sc__purge_remote_list_started). */
+  __atomic_store_n(&a->owned, 0, __ATOMIC_RELAXED);
   a->next_abandoned = arenas_abandoned;
   arenas_abandoned = a;
   arenas_live--;
@@ -534,13 +154,13 @@ static sc_noinline void free_not_ours(void *p, sc_page_t *page) {
   uintptr_t u = (uintptr_t)p;
   sc_segment_t *seg = sc__segment_of(u);
   if (sc_likely(me != NULL || !thread_exited)) {
-    free_remote(u, seg, page);
+    sc__free_remote(u, seg, page);
     return;
   }
   /* The thread already handed its arena on: glibc frees per-thread buffers
    * (strerror, dlerror) after every TSD destructor ran. Borrow an arena for
    * this free only; keeping it would leak one arena per exiting thread. */
-  free_remote(u, seg, page);
+  sc__free_remote(u, seg, page);
   sc_arena_t *a = sc__thread.arena;
   if (a == NULL) return;
   if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) == 2)
@@ -548,58 +168,17 @@ static sc_noinline void free_not_ours(void *p, sc_page_t *page) {
   arena_abandon(a);
 }
 
-/** A remote free's rare turns, out of the common path's frame: p's map
- * entry m was not plainly LIVE (`v`: a sampled block, or a double free,
- * which aborts), or me's batch is for another owner. */
-static sc_noinline void free_remote_rare(sc_arena_t *me, uintptr_t p, sc_segment_t *seg,
-                                         sc_page_t *page, uint8_t *m, uint8_t v, bool live) {
-  if (!live) map_free_remote_marked(page, p, m, v); /* now PENDING, or never returns */
-  me->counts[page->shared_class].remote_frees++;
-  remote_batch_add(me, seg->arena, p);
-}
-
-void sc__free_other_any(void *p, sc_page_t *page, sc_arena_t *self) {
-  (void)self;
-  /* The common case in one frame with no call but tail calls (a
-   * producer/consumer's consumer does nothing else, and a slow one lets the
-   * producer's blocks pile up): no feature on, a thread with an arena,
-   * another arena's segment, a plainly live block, a batch for the same
-   * owner. The same checks as free_remote's, in the same order. */
-  uintptr_t u = (uintptr_t)p;
-  sc_segment_t *seg = sc__segment_of(u);
-  sc_arena_t *me = sc__thread.arena;
-  if (sc_unlikely(me == NULL || sc__features != 0 || seg->arena == me)) {
-    sc__free_other(p, page);
-    return;
-  }
-  check_shared(page, u);
-  uint8_t *m = sc__map_entry(page->shared_map, u, page->shared_shift);
-  uint8_t v = SC_MAP_LIVE;
-  bool live =
-      __atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-  if (sc_unlikely(!live || me->batch_owner != seg->arena)) {
-    free_remote_rare(me, u, seg, page, m, v, live);
-    return;
-  }
-  me->counts[page->shared_class].remote_frees++;
-  sc_block_t *b = (sc_block_t *)p;
-  b->next = sc__remote_encode(me->batch_head, b);
-  if (me->batch_count++ == 0) me->batch_tail = u;
-  me->batch_head = u;
-  if (sc_unlikely(me->batch_count >= SC_REMOTE_BATCH)) sc__arena_flush_remote(me);
-}
-
 void sc__free_other(void *p, sc_page_t *page) {
   /* Our own block: a feature that sees every free sent it here. */
   sc_arena_t *me = sc__thread.arena;
   if (page->arena == me && sc_likely(me != NULL)) {
     if (sc__features != 0)
-      sc__seam_free_local(me, page, p);
+      sc__tier_free_local(me, page, p);
     else
       sc__page_free(page, p);
     return;
   }
-  if (sc__features != 0 && sc__seam_free_held(p, page)) return;
+  if (sc__features != 0 && sc__ops.block.keep_freed(p, page, false)) return;
   free_not_ours(p, page);
 }
 
@@ -633,7 +212,7 @@ sc_arena_t *sc__arena_get(void) {
   a = arenas_abandoned;
   sc_arena_t **link = &arenas_abandoned;
   /* A feature may keep an arena for its exited thread a while (tags). */
-  while (a != NULL && sc__features != 0 && !sc__seam_adoptable(a)) {
+  while (a != NULL && sc__features != 0 && !sc__ops.lifecycle.adoptable(a)) {
     link = &a->next_abandoned;
     a = a->next_abandoned;
   }
@@ -641,7 +220,7 @@ sc_arena_t *sc__arena_get(void) {
     *link = a->next_abandoned;
     a->adopted_count++;
     arenas_adopted++;
-    a->owned = 1;
+    __atomic_store_n(&a->owned, 1, __ATOMIC_RELAXED);
     arenas_live++;
   }
   pthread_mutex_unlock(&arenas_lock);
@@ -657,7 +236,7 @@ sc_arena_t *sc__arena_get(void) {
     a->next_all = arenas_all;
     /* Release: an unlocked walk (the signal dump) that sees a sees its link. */
     __atomic_store_n(&arenas_all, a, __ATOMIC_RELEASE);
-    a->owned = 1;
+    __atomic_store_n(&a->owned, 1, __ATOMIC_RELAXED);
     arenas_live++;
     pthread_mutex_unlock(&arenas_lock);
   }

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/seam.h"
+#include "core/hooks.h"
 #include "core/sys_record.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -202,7 +202,7 @@ static void count_call(int call, const void *p, uint64_t bytes, bool made, uint6
     }
   }
   if (p != NULL && (sc__features & SC_FEATURE_EXACT))
-    sc__seam_sys_live(a, (int64_t)(bytes - freed));
+    sc__ops.sys.on_live(a, (int64_t)(bytes - freed));
 }
 
 /** Count block p of the system allocator, made by a call of kind `call`. */
@@ -224,21 +224,21 @@ void *sc__sys_malloc(size_t n) {
     return p;
   }
   count_made(p, CALL_MALLOC);
-  if (sc__features != 0) sc__seam_sys_alloc(p, n);
+  if (sc__features != 0) sc__ops.sys.on_alloc(p, n);
   return p;
 }
 
 void *sc__sys_calloc(size_t count, size_t size) {
   void *p = record(__libc_calloc(count, size));
   count_made(p, CALL_MALLOC);
-  if (sc__features != 0) sc__seam_sys_alloc(p, count * size); /* checked by the caller */
+  if (sc__features != 0) sc__ops.sys.on_alloc(p, count * size); /* checked by the caller */
   return p;
 }
 
 void *sc__sys_memalign(size_t align, size_t n) {
   void *p = record(__libc_memalign(align, n));
   count_made(p, CALL_ALIGNED);
-  if (sc__features != 0) sc__seam_sys_alloc(p, n);
+  if (sc__features != 0) sc__ops.sys.on_alloc(p, n);
   return p;
 }
 
@@ -246,7 +246,7 @@ void *sc__sys_realloc(void *p, size_t n) {
   uint32_t info = 0;
   bool was = forget(p, &info, "realloc of invalid pointer");
   size_t old = block_size(p);
-  if (sc__features != 0) sc__seam_sys_free(p, info, old);
+  if (sc__features != 0) sc__ops.sys.on_free(p, info, old);
   void *q = __libc_realloc(p, n);
   if (q != NULL && sc_unlikely(!sc__sysrec_insert(q, 0))) {
     /* The record cannot grow: glibc's realloc moved or resized the block,
@@ -257,7 +257,7 @@ void *sc__sys_realloc(void *p, size_t n) {
     sc__sysrec_insert(p, 0); /* p stays valid */
   }
   count_call(CALL_REALLOC, q, q != NULL ? block_size(q) : 0, false, old);
-  if (sc__features != 0) sc__seam_sys_alloc(q != NULL ? q : p, q != NULL ? n : old);
+  if (sc__features != 0) sc__ops.sys.on_alloc(q != NULL ? q : p, q != NULL ? n : old);
   return q;
 }
 
@@ -265,7 +265,7 @@ void *sc__sys_realloc(void *p, size_t n) {
  * on, or without glibc's headers. */
 static sc_noinline void sys_free_any(void *p, uint32_t info) {
   uint64_t bytes = block_size(p);
-  if (sc__features != 0) sc__seam_sys_free(p, info, bytes);
+  if (sc__features != 0) sc__ops.sys.on_free(p, info, bytes);
   sc_arena_t *a = sc__thread.arena;
   if (sc_likely(a != NULL)) {
     a->fallback.frees++;
@@ -280,7 +280,7 @@ static sc_noinline void sys_free_any(void *p, uint32_t info) {
     atomic_fetch_add_explicit(&sc__fallback_shared.bytes_freed, bytes, memory_order_relaxed);
     sc__sys_trim_freed_shared(bytes);
   }
-  if (sc__features & SC_FEATURE_EXACT) sc__seam_sys_live(a, -(int64_t)bytes);
+  if (sc__features & SC_FEATURE_EXACT) sc__ops.sys.on_live(a, -(int64_t)bytes);
   __libc_free(p);
 }
 

@@ -2,7 +2,7 @@
 /* feature_bits.h — which optional features are on in this process: one
  * word, decided once when the process starts (sc__init → the features'
  * decision) and read by the core's slow paths, the features and the
- * report alike. The hooks behind the bits are seam.h. */
+ * report alike. The hooks behind the bits are hooks.h. */
 #ifndef SC_FEATURE_BITS_H
 #define SC_FEATURE_BITS_H
 
@@ -32,7 +32,7 @@ enum {
 /** Features that see a sample of mallocs, drawn by the countdown. */
 #define SC_FEATURES_SAMPLED (SC_FEATURE_SITES | SC_FEATURE_GUARD)
 /** Features that may hold freed class blocks still live in the block map
- * (the checking mode's quarantine): realloc asks the seam about a block. */
+ * (the checking mode's quarantine): realloc asks the hooks about a block. */
 #define SC_FEATURES_HOLD_FREED SC_FEATURE_CHECK
 
 #pragma GCC visibility pop

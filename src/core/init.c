@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
-#include "core/seam.h"
+#include "core/hooks.h"
 #include "core/snapshot.h"
 #include "util/stream.h"
 #include "core/sys_record.h"
@@ -22,7 +22,7 @@ uintptr_t sc__key_mult;
 uintptr_t sc__remote_secret;
 bool sc__random_placement;
 static uintptr_t page_secret; /* the seed of the pages' keys */
-uint32_t sc__features;        /* feature_bits.h: set by the features' decision (seam.h) */
+uint32_t sc__features;        /* feature_bits.h: set by the features' decision (hooks.h) */
 uint64_t sc__stats_start_ns;  /* snapshot.h: the library's load time */
 
 /* 0 = not started, 1 = in progress, 2 = ready. */
@@ -86,7 +86,7 @@ void sc__init(void) {
     sc__remote_secret = secrets[3];
     page_secret = secrets[4];
     sc__sys_start();
-    sc__seam_decide();
+    sc__hooks_start();
     random_placement_decide();
     atomic_store_explicit(&init_state, 2, memory_order_release);
     return;
@@ -97,17 +97,17 @@ void sc__init(void) {
 }
 
 static void fork_prepare(void) {
-  sc__seam_fork(0);
+  sc__ops.lifecycle.fork(0);
   sc__arena_fork_prepare();
 }
 static void fork_parent(void) {
   sc__arena_fork_parent();
-  sc__seam_fork(1);
+  sc__ops.lifecycle.fork(1);
 }
 static void fork_child(void) {
   sc__sysrec_fork_child();
   sc__arena_fork_child();
-  sc__seam_fork(2);
+  sc__ops.lifecycle.fork(2);
 }
 
 /* The statistics dump and the frame statistics arm themselves from their

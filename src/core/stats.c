@@ -8,14 +8,14 @@
 #include <unistd.h>
 
 #include "core/purge.h"
-#include "core/seam.h"
+#include "core/hooks.h"
 #include "core/size_class.h"
 #include "core/snapshot.h"
 
 /* Raw sums over arenas, before the derived figures. The default tier's
  * come from every arena's slow-path counters and every active page's
  * descriptor; the exact tier's from the per-request counters, which the
- * seam sums (seam.h: sc_exact_sums_t). Requested bytes wrap per arena (a
+ * sums (hooks.h: sc_exact_sums_t). Requested bytes wrap per arena (a
  * block may be freed by a thread other than its owner); their sums are
  * exact. peak and req_peak are each arena's owner view at its own peak;
  * live is the owners' view (blocks freed by other threads count until
@@ -59,7 +59,7 @@ static void add_arena(sc_arena_t *a, void *ctx) {
     d->remote_frees += load(&k->remote_frees);
     d->pages += load(&k->pages);
   }
-  if (sum->exact) sc__seam_stats_arena(a, sum->x);
+  if (sum->exact) sc__ops.lifecycle.stats_arena(a, sum->x);
   if (!sc__segment_walk(a, add_page, sum, sum->unlocked)) sum->pages_missed = true;
 }
 
@@ -251,7 +251,7 @@ void sc__stats_snapshot_no_rss(struct sc_stats *out, bool unlocked) {
   /* 2. The other modules, the features (the frame figures) and the process. */
   snapshot_fallback(out, unlocked);
   snapshot_purge(out);
-  sc__seam_stats(out);
+  sc__ops.lifecycle.stats(out);
   out->process.pid = (uint64_t)getpid();
   uint64_t now = sc__os_now_ns();
   out->process.wall_ns =

@@ -6,12 +6,12 @@
  * the exact tier's own fast paths (seam.c: a handful of adds on counters
  * of the thread's arena, and the block's requested-size slot beside its
  * map byte); the remote, drain and system paths do theirs through the
- * seam's hooks (seam.h, seam.c). */
+ * features' table (core/hooks.h, seam.c). */
 #ifndef SC_EXACT_H
 #define SC_EXACT_H
 
 #include "core/internal.h"
-#include "core/seam.h"
+#include "core/hooks.h"
 #include "core/size_class.h"
 
 #pragma GCC visibility push(hidden)

@@ -15,7 +15,7 @@
  * resident page each, plus 44 bytes of bookkeeping) and exhaustion only
  * means that allocations are not guarded until a slot comes back.
  * Guarded blocks are not in the segment bitmap: the system-route paths of
- * alloc.c ask the seam (sc__seam_foreign & co.) before they hand a pointer
+ * alloc.c ask the seam (the table's foreign owner, core/hooks.h) before they hand a pointer
  * to glibc. */
 #ifndef SC_GUARD_H
 #define SC_GUARD_H

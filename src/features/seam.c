@@ -1,29 +1,31 @@
 /* SPDX-License-Identifier: MIT */
-/* seam.c — where a malloc goes when the thread's countdown runs out, where
- * a free goes when a feature sees every free (seam.h), and the decision of
- * which features are on.
+/* seam.c — the features' table for the core (core/hooks.h:
+ * sc__feature_table), each feature's work in one place, and the decision
+ * of which features are on.
  *
- * Four kinds of path, chosen once when the features are decided:
- *   - exact statistics alone: malloc_exact / free_exact take and put the
- *     block as the fast paths do and account it inline (exact.h);
+ * The paths are the core's (core/tiers.c, core/tiers.h); the decision
+ * installs the one for the mix of features on:
+ *   - exact statistics alone: the core's tier template with the exact
+ *     tier's inline accounting (malloc_exact / free_exact here; with tags,
+ *     the tag rows' accounting: malloc_tags / free_tags);
  *   - exact statistics with sampled features: the same, plus the sampled
- *     features' own countdown (every malloc arrives here, so theirs is a
+ *     features' own countdown (every malloc arrives, so theirs is a
  *     second counter);
- *   - sampled features alone: malloc_sampled, reached only when the
- *     countdown runs out, serves the sample (a guarded block, a recorded
- *     site) and draws the next one;
+ *   - sampled features alone: the core's sampled path, reached only when
+ *     the countdown runs out; it asks the table's `sample` hooks;
  *   - anything else (the checking mode, the steady-state check): the
- *     general path, written once with the set of features on as a
- *     parameter `f`. */
+ *     core's general path, which asks the table's block events. */
 #include <strings.h>
 
 #include "core/alloc.h"
+#include "core/tiers.h"
 #include "features/check.h"
 #include "features/exact.h"
 #include "features/frame.h"
 #include "features/frame_check.h"
 #include "features/guard.h"
-#include "core/seam.h"
+#include "core/hooks.h"
+#include "features/seam.h"
 #include "util/settings.h"
 #include "features/sites.h"
 #include "features/budget.h"
@@ -82,7 +84,7 @@ static sc_noinline uint32_t sampling_fire(int64_t *left) {
   return due;
 }
 
-int64_t sc__seam_countdown_start(void) {
+static int64_t countdown_start(void) {
   uint32_t f = sc__features;
   if (sc__tags_on && sc__thread.arena != NULL) sc__tags_bind(sc__thread.arena);
   if ((f & SC_FEATURES_SAMPLED) != 0) {
@@ -104,14 +106,6 @@ static sc_always_inline uint32_t sampling_tick(uint32_t f) {
 }
 
 /* ---- the hooks: each feature's work, in one place ------------------------- */
-
-/** The alignment a request of n bytes served from the class of granule g
- * needs: 0 (malloc's) when that is n's own class, else the class size (an
- * aligned request: at least its alignment). */
-static size_t align_of(size_t n, size_t g) {
-  unsigned c = sc__class_of_granule[g];
-  return sc__class_of(n) == c ? 0 : sc__class_size(c);
-}
 
 /** A sample is due: guard pages may serve it from their pool (NULL: they
  * do not, or have no slot free). */
@@ -168,11 +162,11 @@ static sc_always_inline void on_free_unmarked(uint32_t f, void *p) {
   if ((f & SC_FEATURE_SITES) != 0 && sc__sites_maybe_sampled(p)) sc__sites_forget(p);
 }
 
-void sc__seam_free_sampled(void *p) {
+static void on_free_sampled(void *p) {
   if (sc__sites_on()) sc__sites_forget(p);
 }
 
-void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
+static void on_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
   if (sc__tags_on)
     sc__tags_remote_free(me, page, p);
   else if (me != NULL && sc__exact_on())
@@ -180,37 +174,35 @@ void sc__seam_free_remote(sc_arena_t *me, sc_page_t *page, uintptr_t p) {
   if (sc__check_on()) sc__check_poison(page, (void *)p, false);
 }
 
-void sc__seam_before_take(const sc_page_t *page) { before_take(sc__features, page); }
+static void on_before_take(const sc_page_t *page) { before_take(sc__features, page); }
 
-bool sc__seam_free_held(void *p, sc_page_t *page) {
-  return sc__check_on() && sc__check_free(p, page, false);
+static bool keep_freed(void *p, sc_page_t *page, bool local) {
+  return sc__check_on() && sc__check_free(p, page, local);
 }
 
-void sc__seam_sys_alloc(void *p, size_t n) {
+static void on_sys_alloc(void *p, size_t n) {
   if (sc__tags_on) sc__tags_sys_alloc(p);
   if (p != NULL && sc__sites_on() && sc__sites_due(n)) sc__sites_sample(p, SC_SITES_SYSTEM, n);
 }
 
-void sc__seam_sys_free(void *p, uint32_t info, uint64_t bytes) {
+static void on_sys_free(void *p, uint32_t info, uint64_t bytes) {
   if (sc__tags_on) sc__tags_sys_free(info, bytes);
   on_free_unmarked(sc__features, p);
 }
 
-void sc__seam_thread_exit(sc_arena_t *a) {
+static void on_thread_exit(sc_arena_t *a) {
   if (sc__tags_on) sc__tags_thread_exit(a);
 }
 
-bool sc__seam_adoptable(sc_arena_t *a) { return sc__tags_adoptable(a); }
+static bool arena_adoptable(sc_arena_t *a) { return sc__tags_adoptable(a); }
 
-unsigned sc__seam_realloc_enter(const void *p) {
-  return sc__tags_on ? sc__tags_realloc_enter(p) : 0;
-}
+static unsigned realloc_enter(const void *p) { return sc__tags_on ? sc__tags_realloc_enter(p) : 0; }
 
-void sc__seam_realloc_leave(unsigned saved) {
+static void realloc_leave(unsigned saved) {
   if (sc__tags_on) sc__tags_realloc_leave(saved);
 }
 
-void sc__seam_resize(sc_arena_t *a, void *p, size_t n) {
+static void on_resized(sc_arena_t *a, void *p, size_t n) {
   if (sc__check_on()) sc__check_resize(p, n);
   if (a == NULL && sc__req_arrays) a = sc__arena_get(); /* the request moves to this thread */
   if (sc__exact_on() && a != NULL && sc__tags_on) {
@@ -223,7 +215,7 @@ void sc__seam_resize(sc_arena_t *a, void *p, size_t n) {
   }
 }
 
-size_t sc__seam_usable(const void *p, size_t size) {
+static size_t block_usable_size(const void *p, size_t size) {
   return sc__check_on() ? sc__check_usable(p) : size;
 }
 
@@ -233,107 +225,58 @@ static bool guard_has(const void *p) {
   return (sc__features & SC_FEATURE_GUARD) != 0 && sc__guard_has(p);
 }
 
-bool sc__seam_free_foreign(void *p) {
+static bool foreign_free(void *p) {
   if (!guard_has(p)) return false;
   on_free_unmarked(sc__features, p);
   sc__guard_free(p);
   return true;
 }
 
-bool sc__seam_realloc_foreign(void *p, size_t n, void **out) {
+static bool foreign_realloc(void *p, size_t n, void **out) {
   if (!guard_has(p)) return false;
   *out = sc__guard_realloc(p, n);
   if (*out != NULL) on_free_unmarked(sc__features, p); /* p was freed */
   return true;
 }
 
-bool sc__seam_usable_foreign(const void *p, size_t *out) {
+static bool foreign_usable_size(const void *p, size_t *out) {
   if (!guard_has(p)) return false;
   *out = sc__guard_usable(p);
   return true;
 }
 
-bool sc__seam_owns_foreign(const void *p) { return guard_has(p) && sc__guard_owns(p); }
+static bool foreign_owns(const void *p) { return guard_has(p) && sc__guard_owns(p); }
 
-void sc__seam_drained(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
+static void on_drain(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
   if (sc__tags_on)
     sc__tags_drained(a, page, p);
   else
     sc__exact_drained(a, page, p);
 }
 
-void sc__seam_sys_live(sc_arena_t *a, int64_t delta) { sc__exact_sys_live(a, delta); }
+static void on_sys_live(sc_arena_t *a, int64_t delta) { sc__exact_sys_live(a, delta); }
 
-bool sc__seam_realloc_freed(const void *p) {
+static bool realloc_is_freed(const void *p) {
   /* The quarantine's blocks carry the free key (check.c). */
   return ((const sc_block_t *)p)->key == sc__free_key(p);
 }
 
-void sc__seam_stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]) {
+static void stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]) {
   if (sc__tags_on)
     sc__tags_sum(a, sums);
   else if (sc__exact_on())
     sc__exact_sum(a, sums);
 }
 
-void sc__seam_stats(struct sc_stats *out) { sc__frame_stats(&out->frames); }
+static void stats_features(struct sc_stats *out) { sc__frame_stats(&out->frames); }
 
-void sc__seam_fork(int phase) {
+static void on_fork(int phase) {
   if (sc__tags_on) sc__tag_rules_fork(phase);
   if ((sc__features & SC_FEATURE_GUARD) != 0) sc__guard_fork(phase);
   if (sc__check_on()) sc__check_fork(phase);
 }
 
-/* ---- the general path ------------------------------------------------------------ */
-
-/** A block of class c for arena a when its current page has none (with
- * features f on, `due` the samples due); `fresh` says whether it is a
- * fresh carve (the steady-state check). */
-static sc_cold void *alloc_refill(uint32_t f, sc_arena_t *a, size_t n, unsigned c, bool *fresh) {
-  /* Was the block a fresh carve? The refill takes it from the queue's next
-   * page (compare its high-water mark), from a page it just (re)initialised
-   * (its first block: fresh), or from a page that was full or idle (its
-   * blocks come back, none is fresh). */
-  sc_page_t *next = a->current[c] != &sc__empty_page ? a->current[c]->next : NULL;
-  uint32_t next_mark = next != NULL ? next->shared_carved : 0;
-  sc_block_t *b = sc__arena_refill(a, c); /* calls before_take on the way */
-  if (sc_unlikely(b == NULL)) {
-    *fresh = false;                     /* the system's block: no carve */
-    return sc__alloc_from_system(n, c); /* the OS refused a segment */
-  }
-  sc_page_t *page = a->current[c]; /* refill took b from the current page */
-  on_alloc(f, a, page, b, c, n);
-  *fresh = page->allocs == 1;
-  if (page == next) *fresh = page->shared_carved != next_mark;
-  return b;
-}
-
-/** An allocation of n bytes of class c aligned to `align` (0: malloc's) by
- * arena a's thread, with features f on (any mix; every malloc comes here). */
-static sc_always_inline void *alloc_with(uint32_t f, sc_arena_t *a, size_t n, unsigned c,
-                                         size_t align) {
-  uint32_t due = sampling_tick(f);
-  if (sc_unlikely(due != 0)) {
-    void *g = guarded(due, c, n, align);
-    if (g != NULL) return g;
-  }
-  sc_page_t *page = a->current[c];
-  before_take(f, page);
-  uint32_t mark = page->shared_carved; /* raised by a fresh carve */
-  sc_block_t *b = sc__page_take_any(page);
-  bool fresh;
-  if (sc_likely(b != NULL)) {
-    on_alloc(f, a, page, b, c, n);
-    fresh = page->shared_carved != mark;
-  } else {
-    b = alloc_refill(f, a, n, c, &fresh);
-    if (b == NULL) return NULL;
-  }
-  if (sc_unlikely(due & SC_FEATURE_SITES) && sc__segment_owned((uintptr_t)b))
-    sites_sampled(sc__page_of(sc__segment_of((uintptr_t)b), (uintptr_t)b), b, c, n);
-  if ((f & SC_FEATURE_FRAME_CHECK) != 0 && fresh && sc__frame_check_on()) sc__frame_check_fresh(c);
-  return b;
-}
+/* ---- what the core's general and sampled paths ask (core/tiers.c) --------------- */
 
 /** SIZECLASS_TAGS on a path malloc did not tail-jump to (a thread's first
  * malloc, aligned requests): the caller's rule, found by unwinding. */
@@ -344,63 +287,23 @@ static void rules_by_unwinding(void) {
   if (t != sc__tag_tls.cur) sc__tags_set_cur(t);
 }
 
-void *sc__seam_alloc(sc_arena_t *a, size_t n, unsigned c) {
-  rules_by_unwinding();
-  return alloc_with(sc__features, a, n, c, 0);
+static void on_alloc_general(sc_arena_t *a, sc_page_t *page, void *b, unsigned c, size_t n) {
+  on_alloc(sc__features, a, page, b, c, n);
 }
 
-/** The general path's malloc: every call comes here. */
-static void *seam_malloc(size_t n, size_t g, sc_page_t *page) {
-  (void)page;
-  sc_arena_t *a = sc__thread.arena;
-  if (sc_likely(a != NULL)) return alloc_with(sc__features, a, n, sc__class_of_granule[g], 0);
-  sc__thread.sample_left = INT64_MAX; /* no arena: the slow path binds one */
-  return sc__arena_alloc_slow(n, g);
+static void on_fresh(unsigned c) {
+  if ((sc__features & SC_FEATURE_FRAME_CHECK) != 0 && sc__frame_check_on())
+    sc__frame_check_fresh(c);
 }
 
-/** A free by its owner a of block p of page, with features f on. */
-static sc_always_inline void free_local_with(uint32_t f, sc_arena_t *a, sc_page_t *page, void *p) {
-  if ((f & SC_FEATURE_CHECK) != 0 && sc__check_free(p, page, true)) return; /* quarantined */
-  on_free_local(f, a, page, p);
-  sc__page_free(page, p);
+static void on_free_local_general(sc_arena_t *a, sc_page_t *page, void *p) {
+  on_free_local(sc__features, a, page, p);
 }
 
-void sc__seam_free_local(sc_arena_t *a, sc_page_t *page, void *p) {
-  free_local_with(sc__features, a, page, p);
-}
+static uint32_t sample_tick(void) { return sampling_tick(sc__features); }
 
-/* ---- sampled features alone ------------------------------------------------------- */
-
-/** The samples `due` for a request of n bytes aligned to `align` (0:
- * malloc's), served from the class of granule g of arena a, owned by
- * thread t (page: its current page of g). */
-static void *sampled_serve(sc_thread_t *t, sc_arena_t *a, uint32_t due, size_t n, size_t g,
-                           size_t align, sc_page_t *page) {
-  (void)t;
-  unsigned c = sc__class_of_granule[g];
-  void *guard = guarded(due, c, n, align);
-  if (guard != NULL) return guard;
-  sc_block_t *b = sc__page_take_any(page);
-  if (b == NULL) {
-    b = sc__arena_refill(a, c);
-    if (b == NULL) return sc__arena_alloc_slow(n, g); /* it asks the system */
-    page = a->current[c];
-  }
+static void sample_taken(uint32_t due, sc_page_t *page, void *b, unsigned c, size_t n) {
   if (due & SC_FEATURE_SITES) sites_sampled(page, b, c, n);
-  return b;
-}
-
-/** Reached only when the countdown runs out: serve the samples due, draw
- * the next ones. */
-static void *malloc_sampled(size_t n, size_t g, sc_page_t *page) {
-  sc_thread_t *t = &sc__thread;
-  sc_arena_t *a = t->arena;
-  if (sc_unlikely(a == NULL)) {
-    t->sample_left = INT64_MAX; /* no arena: the slow path binds one */
-    return sc__arena_alloc_slow(n, g);
-  }
-  uint32_t due = sampling_fire(&t->sample_left);
-  return sampled_serve(t, a, due, n, g, align_of(n, g), page);
 }
 
 /* ---- exact statistics (and sampled features) ------------------------------------------ */
@@ -434,7 +337,7 @@ static sc_noinline void *exact_refill(size_t n, size_t g, sc_page_t *page, uint3
 static sc_noinline void *exact_due(size_t n, size_t g, sc_page_t *page, uint32_t due) {
   if (due == 0) due = sampling_fire(&sc__thread.sampled_left);
   if (sc__thread.arena == NULL) return exact_refill(n, g, page, 0);
-  void *guard = guarded(due, sc__class_of_granule[g], n, align_of(n, g));
+  void *guard = guarded(due, sc__class_of_granule[g], n, sc__tier_align_of(n, g));
   if (guard != NULL) return guard;
   uint8_t *map = page->map;
   size_t i;
@@ -448,18 +351,28 @@ static sc_noinline void *exact_due(size_t n, size_t g, sc_page_t *page, uint32_t
   return b;
 }
 
+/** The exact tier's accounting of a block, in its owner's arena
+ * (core/tiers.h: sc_tier_alloc_account_t). */
+static inline void *exact_account_alloc(const sc_page_t *page, void *b, uint8_t *e, size_t g,
+                                        unsigned c, size_t n) {
+  sc_arena_t *a = page->arena;
+  return sc__exact_alloc_in(a, page, b, sc__req_slot_at(e), &a->exact.hist[g], c, n);
+}
+
+/** The exact tier's accounting of a free by the owner (sc_tier_free_account_t). */
+static inline void exact_account_free(sc_arena_t *a, const uint8_t *e, unsigned c) {
+  a->exact.headroom[c]++;
+  a->exact.req_freed[c] += *(const uint16_t *)(e + 2);
+}
+
 /** malloc with exact statistics: the countdown sends every call here,
- * with the thread's current page of granule g. The block is taken as the
- * fast path takes it and accounted inline; with sampled features
- * (`sampled`), their own countdown comes first. */
+ * with the thread's current page of granule g; the core's tier path takes
+ * the block (core/tiers.h). With sampled features (`sampled`), their own
+ * countdown comes first. */
 static sc_always_inline void *exact_malloc_with(size_t n, size_t g, sc_page_t *page, bool sampled) {
   if (sampled && sc_unlikely(sc__countdown(&sc__thread.sampled_left)))
     return exact_due(n, g, page, 0); /* it draws the next sample */
-  uint8_t *map = page->map;          /* its request goes beside its state, in a wide entry */
-  size_t i;                          /* not counted in the page's allocs: the histogram counts it */
-  sc_block_t *b = sc__page_take_wide_uncounted(page, &i);
-  if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, 0);
-  return sc__exact_alloc(page->arena, page, b, map, i, g, page->class_idx, n);
+  return sc__tier_malloc(n, g, page, exact_account_alloc, exact_refill);
 }
 
 static void *malloc_exact(size_t n, size_t g, sc_page_t *page) {
@@ -469,45 +382,9 @@ static void *malloc_exact_sampled(size_t n, size_t g, sc_page_t *page) {
   return exact_malloc_with(n, g, page, true);
 }
 
-/** free of a class block with exact statistics (and sampled features) on:
- * every free whose page's owner is not `self` comes here, every local one
- * among them. self is the thread's arena + 1, or SC_NOT_AN_ARENA without
- * one (less one, never a page's owner either). */
-/** The owner's free of block p of page with exact statistics: its
- * accounting (in the row of the block's tag with `tags`, else in the
- * arena's own), then the block back on its page's list as sc__page_put
- * does, reading the wide map entry once. */
-static sc_always_inline void exact_free_with(void *p, sc_page_t *page, sc_arena_t *self,
-                                             bool tags) {
-  sc_arena_t *a = (sc_arena_t *)((uintptr_t)self - 1);
-  if (sc_likely(page->arena == a)) {
-    /* The block's wide map entry: its state, and its request beside it. */
-    uint8_t *e = page->map + (sc__map_index((uintptr_t)p, page->shift) << SC_MAP_WIDE_SHIFT);
-    unsigned c = page->class_idx;
-    if (tags) {
-      sc__tags_free(a, e, c);
-    } else {
-      a->exact.headroom[c]++;
-      a->exact.req_freed[c] += *sc__req_slot_at(e);
-    }
-    sc_block_t *b = p;
-#if SC_HARDEN
-    if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) goto marked;
-#endif
-    if (sc_unlikely(sc__map_dec(e))) goto marked;
-    b->next = sc__encode(page->free, b, page);
-    page->free = b;
-    if (sc_unlikely(sc__used_dec(&page->used))) sc__page_after_free(page);
-    return;
-  marked:
-    sc__page_free_marked(p, page);
-    return;
-  }
-  sc__free_other(p, page);
-}
-
+/** free with exact statistics: the core's tier path (core/tiers.h). */
 static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
-  exact_free_with(p, page, self, false);
+  sc__tier_free(p, page, self, exact_account_free);
 }
 
 /* ---- exact statistics with tags (tags.h) ------------------------------------------------ */
@@ -517,11 +394,7 @@ static void free_exact(void *p, sc_page_t *page, sc_arena_t *self) {
 static sc_always_inline void *tags_malloc_with(size_t n, size_t g, sc_page_t *page, bool sampled) {
   if (sampled && sc_unlikely(sc__countdown(&sc__thread.sampled_left)))
     return exact_due(n, g, page, 0);
-  uint8_t *map = page->map;
-  size_t i;
-  sc_block_t *b = sc__page_take_wide_uncounted(page, &i);
-  if (sc_unlikely(b == NULL)) return exact_refill(n, g, page, 0);
-  return sc__tags_alloc(page, b, map + (i << SC_MAP_WIDE_SHIFT), g, page->class_idx, n);
+  return sc__tier_malloc(n, g, page, sc__tags_alloc, exact_refill);
 }
 
 static void *malloc_tags(size_t n, size_t g, sc_page_t *page) {
@@ -561,34 +434,17 @@ static void *malloc_rules_sampled(size_t n, size_t g, sc_page_t *page) {
 /** free with tags: the exact tier's, counted in the owner's row of the
  * block's tag. */
 static void free_tags(void *p, sc_page_t *page, sc_arena_t *self) {
-  exact_free_with(p, page, self, true);
+  sc__tier_free(p, page, self, sc__tags_free);
 }
 
 void sc__seam_tags_install(void);
 void sc__seam_tags_install(void) {
   uint32_t f = sc__features;
   if ((f & ~SC_FEATURES_SAMPLED) != SC_FEATURE_EXACT) return;
-  /* The free path first: a block a tagged malloc made is freed by it. */
-  __atomic_store_n(&sc__free_other_fn, free_tags, __ATOMIC_RELEASE);
   void *(*fn)(size_t, size_t, sc_page_t *) =
       (f & SC_FEATURES_SAMPLED) ? malloc_tags_sampled : malloc_tags;
   if (sc__tag_rules_on()) fn = (f & SC_FEATURES_SAMPLED) ? malloc_rules_sampled : malloc_rules;
-  __atomic_store_n(&sc__alloc_noted_fn, fn, __ATOMIC_RELEASE);
-}
-
-void *sc__seam_memalign(size_t n, unsigned c, size_t align) {
-  size_t g = sc__bucket_of(sc__class_size(c));
-  sc_arena_t *a = sc__arena_get();
-  if (sc_unlikely(a == NULL)) return sc__arena_alloc_slow(n, g);
-  uint32_t f = sc__features;
-  rules_by_unwinding();
-  if ((f & SC_FEATURES_EVERY_MALLOC) != 0) return alloc_with(f, a, n, c, align);
-  /* Sampled features alone (guard pages need the alignment): counted down
-   * like any malloc. */
-  sc_thread_t *t = &sc__thread;
-  uint32_t due = 0;
-  if (sc__countdown(&t->sample_left)) due = sampling_fire(&t->sample_left);
-  return sampled_serve(t, a, due, n, g, align, t->current[g]);
+  sc__tiers_install(fn, free_tags);
 }
 
 /* ---- the decision ------------------------------------------------------------- */
@@ -600,19 +456,17 @@ static void features_set(uint32_t f) {
    * statistics do. */
   sc__segment_set_layout((f & (SC_FEATURE_EXACT | SC_FEATURE_CHECK)) != 0);
   uint32_t sampled = f & SC_FEATURES_SAMPLED, rest = f & ~SC_FEATURES_SAMPLED;
-  sc__free_other_fn = sc__free_other_any;
-  if (rest == SC_FEATURE_EXACT) {
-    sc__alloc_noted_fn = sampled ? malloc_exact_sampled : malloc_exact;
-    sc__free_other_fn = free_exact;
-  } else if (rest != 0) {
-    sc__alloc_noted_fn = seam_malloc;
-  } else if (sampled != 0) {
-    sc__alloc_noted_fn = malloc_sampled;
-  } /* else nothing is on: the core's own target (arena.c) stays */
+  if (rest == SC_FEATURE_EXACT)
+    sc__tiers_install(sampled ? malloc_exact_sampled : malloc_exact, free_exact);
+  else if (rest != 0)
+    sc__tiers_install(sc__tier_general_malloc, NULL);
+  else if (sampled != 0)
+    sc__tiers_install(sc__tier_sampled_malloc, NULL);
+  /* else nothing is on: the core's own targets (tiers.c) stay */
   sc__sys_refresh();
 }
 
-void sc__seam_decide(void) {
+static void decide(void) {
   sc__settings_load();
   uint32_t f = sc__features; /* sc_stats_enable_exact may have run first */
   /* Exact statistics: asked for directly, or implied by a report. */
@@ -685,3 +539,35 @@ sc_public bool sc_stats_enable_exact(void) {
   sc__init();
   return sc__seam_enable(SC_FEATURE_EXACT);
 }
+
+/* ---- the table the core calls (core/hooks.h) ----------------------------------- */
+
+const sc_feature_ops_t sc__feature_table = {
+    .block = {.before_alloc = rules_by_unwinding,
+              .on_alloc = on_alloc_general,
+              .on_fresh = on_fresh,
+              .before_take = on_before_take,
+              .keep_freed = keep_freed,
+              .on_free_local = on_free_local_general,
+              .on_free_remote = on_free_remote,
+              .on_free_sampled = on_free_sampled,
+              .on_drain = on_drain,
+              .usable_size = block_usable_size},
+    .sample = {.tick = sample_tick, .fire = sampling_fire, .serve = guarded, .taken = sample_taken},
+    .realloc = {.is_freed = realloc_is_freed,
+                .resized = on_resized,
+                .enter = realloc_enter,
+                .leave = realloc_leave},
+    .foreign = {.owns = foreign_owns,
+                .free = foreign_free,
+                .realloc = foreign_realloc,
+                .usable_size = foreign_usable_size},
+    .sys = {.on_alloc = on_sys_alloc, .on_free = on_sys_free, .on_live = on_sys_live},
+    .lifecycle = {.decide = decide,
+                  .countdown_start = countdown_start,
+                  .thread_exit = on_thread_exit,
+                  .adoptable = arena_adoptable,
+                  .fork = on_fork,
+                  .stats_arena = stats_arena,
+                  .stats = stats_features},
+};

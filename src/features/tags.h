@@ -31,7 +31,7 @@
 #define SC_TAGS_H
 
 #include "core/internal.h"
-#include "core/seam.h"
+#include "core/hooks.h"
 #include "core/snapshot.h" /* what the report reads of tags */
 #include "core/size_class.h"
 #include "features/exact.h"

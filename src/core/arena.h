@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* arena.h — arenas and threads (arena.c): binding a
+ * thread to an arena, refills, the pages' lists, cross-thread frees and
+ * drains, the arena registry. */
+#ifndef SC_ARENA_H
+#define SC_ARENA_H
+
+#include "core/types.h"
+
+#pragma GCC visibility push(hidden)
+
+extern sc_tls sc_thread_t sc__thread;
+/** Placeholder page with no room, so current[] is never NULL. */
+extern sc_page_t sc__empty_page;
+/** Arena of the calling thread, adopting or creating one; NULL if refused. */
+sc_arena_t *sc__arena_get(void);
+/** Where the malloc fast path goes when its page has no block (and a
+ * thread without an arena gets one): a request of n <= SC_SMALL_MAX bytes
+ * served from the class of granule g (sc__bucket_of of n, or of the
+ * alignment of an aligned request). */
+void *sc__arena_alloc_slow(size_t n, size_t g);
+/** A block of class c for arena a (the caller's), taken from its current
+ * page or a new one, counted in the page; NULL when the OS refuses. */
+void *sc__arena_refill(sc_arena_t *a, unsigned c);
+/** When no segment can be had, the system allocator serves a request of n
+ * bytes for class c, aligned to the class size so aligned requests stay
+ * aligned (NULL with errno ENOMEM when it cannot). */
+void *sc__alloc_from_system(size_t n, unsigned c);
+/** Put every block of page, all free and none carved, on its free list in
+ * a random order, and count them carved (SIZECLASS_HARDEN=random). */
+void sc__page_shuffle(sc_page_t *page);
+/** After a free (local or drained) into page left `used` <= 0 as a signed
+ * number: the page was full, carries the purge trap, or is now empty. */
+void sc__page_after_free(sc_page_t *page);
+/** free() of a class block that the fast path did not take: another
+ * arena's, ours while a feature sees every free, or not a block at all. */
+void sc__free_other(void *p, sc_page_t *page);
+/** The same, as sc__free_other_fn. */
+void sc__free_other_any(void *p, sc_page_t *page, sc_arena_t *self);
+/** A local free found block p's map byte not LIVE (sc__page_put_entry): a
+ * sampled block (its feature sees it, then it is freed), or misuse (an
+ * abort with a message). */
+void sc__page_free_marked(void *p, sc_page_t *page);
+/** Free of block p (of seg/page) owned by another arena: push it on the
+ * owner's remote list, counted in the freeing thread's arena (remote.c). */
+void sc__free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page);
+/** Hand this thread's batched cross-thread frees to their owner. */
+void sc__arena_flush_remote(sc_arena_t *a);
+/** Call fn on each arena with the arena list locked. */
+void sc__arenas_foreach(void (*fn)(sc_arena_t *, void *), void *ctx);
+/** The same if the lock is free right now (true), else nothing (false). */
+bool sc__arenas_try_foreach(void (*fn)(sc_arena_t *, void *), void *ctx);
+/** Move the blocks other threads freed into a back to their pages; the
+ * caller owns a, or holds the arena lock and a is abandoned. */
+void sc__arena_drain(sc_arena_t *a);
+/** Point current[c] at the head of class c's queue (or the empty page) and
+ * keep the owner's fast-path slots in step; the head gets the purge trap
+ * while armed. */
+void sc__arena_refresh_current(sc_arena_t *a, unsigned c);
+/** Point the calling thread's malloc slots of class c at page. */
+void sc__thread_set_class(sc_thread_t *t, unsigned c, sc_page_t *page);
+/** Arenas created, live (owned by a thread) and adoptions so far. */
+void sc__arena_counts(uint64_t *created, uint64_t *live, uint64_t *adopted);
+/** sc__arenas_foreach and sc__arena_counts without the lock, for the stats
+ * dump (signal handlers, exit with threads running): the arena list only
+ * grows at its head and arenas are never unmapped, so the walk is safe;
+ * counts may be a moment stale. */
+void sc__arenas_foreach_unlocked(void (*fn)(sc_arena_t *, void *), void *ctx);
+void sc__arena_counts_unlocked(uint64_t *created, uint64_t *live, uint64_t *adopted);
+/** Frees of class blocks by threads without an arena (they have nowhere
+ * else to be counted), per class. */
+extern _Atomic uint64_t sc__orphan_remote_frees[SC_CLASSES];
+/** fork handlers. */
+void sc__arena_fork_prepare(void);
+void sc__arena_fork_parent(void);
+void sc__arena_fork_child(void);
+
+#pragma GCC visibility pop
+
+#endif /* SC_ARENA_H */

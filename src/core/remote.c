@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* remote.c — frees of another thread's blocks: the map's PENDING state
+ * won with one compare-and-swap, batches pushed on the owner's remote
+ * list with one CAS, and the owner's drain of that list back into its
+ * pages. */
+#include "core/alloc.h"
+#include "core/hooks.h"
+#include "core/page_queue.h"
+#include "core/purge.h"
+#include "core/snapshot.h"
+#include "core/tiers.h"
+
+/* ---- remote frees ------------------------------------------------------- */
+
+/** True when u is the start of a block handed out from a page of arena a:
+ * what every link of a's remote list must decode to. */
+static sc_always_inline bool remote_link_ok(const sc_arena_t *a, uintptr_t u) {
+  if (!sc__segment_owned(u) || sc__segment_of(u)->arena != a) return false;
+  const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
+  return page->arena == a && (u & page->block_mask) == 0 && u < (uintptr_t)page->carve_next;
+}
+
+/** Block p of page, drained from the remote list: it must be PENDING (one
+ * remote free won its race); else the owner freed it too, or a forged
+ * remote link led here, and it is a double free. Then it is FREE. */
+static sc_always_inline void drain_mark_free(sc_page_t *page, uintptr_t p, unsigned class_size) {
+  uint8_t *m = sc__map_entry(page->map, p, page->shift);
+  if (sc_unlikely(__atomic_load_n(m, __ATOMIC_RELAXED) != SC_MAP_PENDING))
+    sc__fatal_block("double free", (const void *)p, class_size);
+  __atomic_store_n(m, SC_MAP_FREE, __ATOMIC_RELAXED);
+}
+
+/** Move the blocks of list head (other threads' frees) back to their pages
+ * of arena a; `exact`: exact statistics see each (hooks.h). Written once,
+ * compiled twice: the default tier's loop has no call in it. */
+static sc_always_inline void drain_list(sc_arena_t *a, uintptr_t head, bool exact) {
+  unsigned class_size = 0; /* class of the block whose link led to head */
+  uintptr_t from = 0;      /* its page */
+  while (head != 0) {
+    /* Check a link before following it: a use-after-free write into a
+     * block on this list must abort with a message, not fault. */
+    if (sc_unlikely(!remote_link_ok(a, head))) sc__fatal_list(class_size, from);
+    sc_block_t *b = (sc_block_t *)head;
+    uintptr_t next = sc__remote_decode(b->next, b);
+    sc_page_t *page = sc__page_of(sc__segment_of(head), head);
+    sc_assert((page->used & SC_USED_COUNT) != 0);
+    class_size = page->shared_mask + 1;
+    from = head & ~(uintptr_t)(SC_PAGE_SIZE - 1);
+    drain_mark_free(page, head, class_size);
+    a->counts[page->class_idx].drained++;
+    if (exact) sc__ops.block.on_drain(a, page, head);
+    b->next = sc__encode(page->free, b, page);
+    page->free = b;
+    if ((int32_t)--page->used <= 0) sc__page_after_free(page);
+    head = next;
+    /* The end of a run of one page's blocks. */
+    if (SC_DEBUG && (head == 0 || sc__page_of(sc__segment_of(head), head) != page))
+      sc_validate_page_if_active(page);
+  }
+}
+
+/** Move every block other threads freed into this arena back to its page. */
+static void drain_remote(sc_arena_t *a) {
+  uintptr_t head = atomic_exchange_explicit(&a->remote_free, 0, memory_order_acquire);
+  if (sc_unlikely(sc__features & SC_FEATURE_EXACT))
+    drain_list(a, head, true);
+  else
+    drain_list(a, head, false);
+  sc_validate_arena(a, false);
+}
+
+/** Push the chain head..tail (linked with sc__encode) on owner's remote
+ * list with one CAS. */
+static void push_remote(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
+  sc_block_t *last = (sc_block_t *)tail;
+  uintptr_t old = atomic_load_explicit(&owner->remote_free, memory_order_relaxed);
+  do {
+    last->next = sc__remote_encode(old, last);
+  } while (!atomic_compare_exchange_weak_explicit(&owner->remote_free, &old, head,
+                                                  memory_order_release, memory_order_relaxed));
+  if (sc_unlikely(old == 0)) sc__purge_remote_list_started(owner);
+}
+
+/** Check that p is the start of a block handed out from page, as a thread
+ * other than the owner sees it (the shared line: geometry, and the
+ * high-water mark of carving; a block between the owner's carve offset and
+ * that mark is free in the map and is caught as a double free). */
+static void check_shared(const sc_page_t *page, uintptr_t p) {
+  uintptr_t offset = p & (SC_PAGE_SIZE - 1);
+  if (sc_unlikely(page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
+                  offset >= page->shared_carved))
+    sc__fatal_invalid((const void *)p);
+}
+
+/** Move block p of another thread's page from LIVE (or SAMPLED) to
+ * PENDING in its map with one locked compare-and-swap (a byte of its own:
+ * the owner's stores to its neighbours are never lost). Of two frees of one
+ * block racing here, one wins; a block that was not live is a double free.
+ * A local free racing with it is caught by the owner's drain (drain_mark_free).
+ * A sampled block's feature sees it. */
+static sc_noinline void map_free_remote_marked(const sc_page_t *page, uintptr_t p, uint8_t *m,
+                                               uint8_t v) {
+  if (v != SC_MAP_SAMPLED || !__atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false,
+                                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    sc__fatal_block("double free", (const void *)p, page->shared_mask + 1);
+  sc__ops.block.on_free_sampled((void *)p);
+}
+static sc_always_inline void map_free_remote(const sc_page_t *page, uintptr_t p) {
+  uint8_t *m = sc__map_entry(page->shared_map, p, page->shared_shift);
+  uint8_t v = SC_MAP_LIVE;
+  if (sc_likely(__atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED)))
+    return;
+  map_free_remote_marked(page, p, m, v); /* a sampled block, or a double free */
+}
+
+/** Add p (marked PENDING, counted) to me's batch of remote frees for
+ * owner: one CAS per SC_REMOTE_BATCH frees instead of one per free. */
+static sc_always_inline void remote_batch_add(sc_arena_t *me, sc_arena_t *owner, uintptr_t p) {
+  sc_block_t *b = (sc_block_t *)p;
+  if (me->batch_owner != owner) {
+    sc__arena_flush_remote(me);
+    me->batch_owner = owner;
+  }
+  b->next = sc__remote_encode(me->batch_head, b);
+  if (me->batch_count++ == 0) me->batch_tail = p;
+  me->batch_head = p;
+  if (me->batch_count >= SC_REMOTE_BATCH) sc__arena_flush_remote(me);
+}
+
+/** Free of block p (of seg/page) owned by another arena: push it on the
+ * owner's remote list, counted in the freeing thread's arena. */
+void sc__free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
+  sc_block_t *b = (sc_block_t *)p;
+  check_shared(page, p);
+  sc_arena_t *me = sc__arena_get();
+  if (sc_unlikely(me == seg->arena)) { /* we just adopted the owner */
+    sc__free_inline(b);
+    return;
+  }
+  sc_assert(page->arena != me || me == NULL);
+  unsigned c = page->shared_class;
+  map_free_remote(page, p);
+  sc_arena_t *owner = seg->arena;
+  if (sc_unlikely(me == NULL)) { /* no arena to batch in: hand over alone */
+    atomic_fetch_add_explicit(&sc__orphan_remote_frees[c], 1, memory_order_relaxed);
+    if (sc__features != 0) sc__ops.block.on_free_remote(NULL, page, p);
+    push_remote(owner, p, p);
+    return;
+  }
+  me->counts[c].remote_frees++;
+  if (sc__features != 0) sc__ops.block.on_free_remote(me, page, p);
+  remote_batch_add(me, owner, p);
+}
+
+/** A remote free's rare turns, out of the common path's frame: p's map
+ * entry m was not plainly LIVE (`v`: a sampled block, or a double free,
+ * which aborts), or me's batch is for another owner. */
+static sc_noinline void free_remote_rare(sc_arena_t *me, uintptr_t p, sc_segment_t *seg,
+                                         sc_page_t *page, uint8_t *m, uint8_t v, bool live) {
+  if (!live) map_free_remote_marked(page, p, m, v); /* now PENDING, or never returns */
+  me->counts[page->shared_class].remote_frees++;
+  remote_batch_add(me, seg->arena, p);
+}
+
+void sc__free_other_any(void *p, sc_page_t *page, sc_arena_t *self) {
+  (void)self;
+  /* The common case in one frame with no call but tail calls (a
+   * producer/consumer's consumer does nothing else, and a slow one lets the
+   * producer's blocks pile up): no feature on, a thread with an arena,
+   * another arena's segment, a plainly live block, a batch for the same
+   * owner. The same checks as sc__free_remote's, in the same order. */
+  uintptr_t u = (uintptr_t)p;
+  sc_segment_t *seg = sc__segment_of(u);
+  sc_arena_t *me = sc__thread.arena;
+  if (sc_unlikely(me == NULL || sc__features != 0 || seg->arena == me)) {
+    sc__free_other(p, page);
+    return;
+  }
+  check_shared(page, u);
+  uint8_t *m = sc__map_entry(page->shared_map, u, page->shared_shift);
+  uint8_t v = SC_MAP_LIVE;
+  bool live =
+      __atomic_compare_exchange_n(m, &v, SC_MAP_PENDING, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  if (sc_unlikely(!live || me->batch_owner != seg->arena)) {
+    free_remote_rare(me, u, seg, page, m, v, live);
+    return;
+  }
+  me->counts[page->shared_class].remote_frees++;
+  sc_block_t *b = (sc_block_t *)p;
+  b->next = sc__remote_encode(me->batch_head, b);
+  if (me->batch_count++ == 0) me->batch_tail = u;
+  me->batch_head = u;
+  if (sc_unlikely(me->batch_count >= SC_REMOTE_BATCH)) sc__arena_flush_remote(me);
+}
+
+void sc__arena_flush_remote(sc_arena_t *a) {
+  if (a->batch_count == 0) return;
+  push_remote(a->batch_owner, a->batch_head, a->batch_tail);
+  a->batch_head = a->batch_tail = 0;
+  a->batch_count = 0;
+}
+
+void sc__arena_drain(sc_arena_t *a) { drain_remote(a); }
