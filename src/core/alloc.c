@@ -27,7 +27,7 @@ static const sc_page_t *owned_block_page(uintptr_t p, const char *call) {
   const sc_page_t *page = sc__page_of(sc__segment_of(p), p);
   uintptr_t offset = p & (SC_PAGE_SIZE - 1);
   if (page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
-      offset >= page->shared_carved)
+      offset >= sc__page_carved(page))
     sc__fatal_block(call, (const void *)p, 0);
   return page;
 }
@@ -143,7 +143,7 @@ sc_public bool sc_owns(const void *p) {
   if (!sc__segment_owned(u)) return sc__features != 0 && sc__ops.foreign.owns(p);
   const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
   return page->state == SC_PAGE_ACTIVE && page->arena != NULL &&
-         (u & (SC_PAGE_SIZE - 1)) < page->shared_carved;
+         (u & (SC_PAGE_SIZE - 1)) < sc__page_carved(page);
 }
 
 sc_public size_t sc_class_size(size_t n) {

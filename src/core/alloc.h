@@ -47,7 +47,8 @@ static inline uintptr_t sc__page_base(const sc_page_t *page) {
  * mark, in both lines. */
 static inline void sc__page_fresh_mark(sc_page_t *page, uint8_t *end) {
   page->fresh_end = end;
-  page->shared_carved = (uint32_t)((uintptr_t)end - sc__page_base(page));
+  __atomic_store_n(&page->shared_carved, (uint32_t)((uintptr_t)end - sc__page_base(page)),
+                   __ATOMIC_RELAXED);
 }
 
 /** Mark map entry m live: true when it was not FREE (a forged or

@@ -97,24 +97,17 @@ static void idle_remove(sc_arena_t *a, sc_page_t *p) {
   a->purge.idle_pages--;
 }
 
-/** The spare list is doubly linked (a->spare is its head) so that the pages
- * of a segment about to be unmapped can be taken out of it. */
+/** The spare list is a page queue (taken from the front, last in first
+ * out) so that the pages of a segment about to be unmapped can be taken
+ * out of it. */
 static void spare_push(sc_arena_t *a, sc_page_t *p) {
-  p->prev = NULL;
-  p->next = a->spare;
-  if (a->spare) a->spare->prev = p;
-  a->spare = p;
+  sc__pq_push_front(&a->spare, p);
   a->spare_count++;
 }
 
 /** Take p out of the spare list. */
 static void spare_remove(sc_arena_t *a, sc_page_t *p) {
-  if (p->prev)
-    p->prev->next = p->next;
-  else
-    a->spare = p->next;
-  if (p->next) p->next->prev = p->prev;
-  p->next = p->prev = NULL;
+  sc__pq_remove(&a->spare, p);
   a->spare_count--;
 }
 
@@ -183,7 +176,7 @@ sc_page_t *sc__purge_recycle(sc_arena_t *a) {
       return p;
     }
   }
-  sc_page_t *p = a->spare;
+  sc_page_t *p = a->spare.first;
   if (p == NULL) return NULL;
   spare_remove(a, p);
   if (p->state == SC_PAGE_PURGED) count(&n_reused, 1);

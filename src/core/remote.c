@@ -88,7 +88,7 @@ static void push_remote(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
 static void check_shared(const sc_page_t *page, uintptr_t p) {
   uintptr_t offset = p & (SC_PAGE_SIZE - 1);
   if (sc_unlikely(page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
-                  offset >= page->shared_carved))
+                  offset >= sc__page_carved(page)))
     sc__fatal_invalid((const void *)p);
 }
 

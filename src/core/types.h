@@ -127,6 +127,13 @@ static inline bool sc__is_list_end(const sc_block_t *b) { return ((uintptr_t)b &
 static inline uint64_t sc__page_fresh(const sc_page_t *page) {
   return __atomic_load_n(&page->shared_carved, __ATOMIC_RELAXED) >> page->shared_shift;
 }
+/** The page's carving high-water mark (an offset in the page) as another
+ * thread reads it: a relaxed load, a plain move; it only grows while the
+ * page is active, and a block a thread holds lies below every value it can
+ * read (the owner raises it with a relaxed store: sc__page_fresh_mark). */
+static inline uint32_t sc__page_carved(const sc_page_t *page) {
+  return __atomic_load_n(&page->shared_carved, __ATOMIC_RELAXED);
+}
 
 /** Index of block p in its page's map (the owner's view, and another
  * thread's: the same shift on either line). */
@@ -272,7 +279,7 @@ struct sc_arena_s {
   uintptr_t batch_tail;
   uint32_t batch_count;
   sc_segment_t *segments; /* segments this arena owns */
-  sc_page_t *spare;       /* purged pages ready for any class */
+  sc_page_queue_t spare;  /* purged pages ready for any class */
   uint64_t spare_count;
   uint64_t slow_calls;    /* slow-path entries (purge pacing) */
   sc_purge_state_t purge; /* memory return (purge.c) */

@@ -250,7 +250,7 @@ void sc__arena_validate(const sc_arena_t *a, bool pages) {
   /* Spare pages: purged, nobody's, linked both ways. */
   uint64_t spare = 0;
   const sc_page_t *prev = NULL;
-  for (const sc_page_t *p = a->spare; p != NULL; prev = p, p = p->next) {
+  for (const sc_page_t *p = a->spare.first; p != NULL; prev = p, p = p->next) {
     if (++spare > a->spare_count)
       broken("the arena counts its spare pages", NULL, SC_CLASSES, "counted", a->spare_count,
              "listed at least", spare);

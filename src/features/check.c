@@ -120,7 +120,7 @@ void sc__check_take(const sc_page_t *page) {
    * high-water mark every block was handed out and freed in this class. */
   const uint8_t *at = page->carve_next;
   if (at == page->carve_end ||
-      (uintptr_t)(at + size) - ((uintptr_t)page->carve_end - SC_PAGE_SIZE) > page->shared_carved)
+      (uintptr_t)(at + size) - ((uintptr_t)page->carve_end - SC_PAGE_SIZE) > sc__page_carved(page))
     return;
 #if SC_HARDEN
   const sc_block_t *stale = (const sc_block_t *)at;
@@ -180,7 +180,7 @@ bool sc__check_free(void *p, sc_page_t *page, bool local) {
   } else {
     uintptr_t offset = u & (SC_PAGE_SIZE - 1);
     if (page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
-        offset >= page->shared_carved)
+        offset >= sc__page_carved(page))
       sc__fatal_block("invalid free", p, 0);
     shift = page->shared_shift;
   }
