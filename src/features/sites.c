@@ -34,6 +34,7 @@
 #include "features/guard.h"
 #include "util/settings.h"
 #include "core/size_class.h"
+#include "util/format.h"
 #include "util/symbolize.h"
 
 /* ---- settings ---------------------------------------------------------------------- */
@@ -438,11 +439,6 @@ bool sc__sites_report_implied(void) {
 #define DESCRIBE_NAMES 4
 #define DESCRIBE_LOC_CAP 1100
 
-/** Append s to buf[*n..cap). */
-static void add_str(char *buf, size_t cap, size_t *n, const char *s) {
-  while (*s && *n + 1 < cap) buf[(*n)++] = *s++;
-}
-
 size_t sc__sites_describe(uint64_t site, char *buf, size_t cap) {
   uint32_t count;
   const sc_site_t *sites = sc__sites_table(&count);
@@ -458,15 +454,13 @@ size_t sc__sites_describe(uint64_t site, char *buf, size_t cap) {
   if (first == s->depth) first = 0;
   for (unsigned i = first; i < s->depth && shown < DESCRIBE_NAMES; i++, shown++) {
     if (shown > 0 && info[i].allocator) break; /* the C library's start-up */
-    if (shown > 0) add_str(buf, cap, &n, " < ");
-    add_str(buf, cap, &n, info[i].name != NULL ? info[i].name : "??");
+    n += sc__format(buf + n, cap - n, "%s%s", shown > 0 ? " < " : "",
+                    info[i].name != NULL ? info[i].name : "??");
   }
   if (s->depth > first) {
     char loc[DESCRIBE_LOC_CAP];
     sc__sym_location(loc, sizeof(loc), &info[first]);
-    add_str(buf, cap, &n, " (");
-    add_str(buf, cap, &n, loc);
-    add_str(buf, cap, &n, ")");
+    n += sc__format(buf + n, cap - n, " (%s)", loc);
   }
   sc__sym_close(sym);
   return n;

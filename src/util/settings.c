@@ -11,6 +11,7 @@
  * malloc. Values are copied into static buffers. */
 #include "util/settings.h"
 
+#include <inttypes.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "util/format.h"
 #include "util/os.h"
 #include "util/stream.h"
 
@@ -480,87 +482,54 @@ static int signal_of(const char *value, const char **why) {
 
 /* ---- messages ---------------------------------------------------------------------- */
 
-/* One line under construction (no allocation). */
-typedef struct {
-  char buf[640];
-  size_t len;
-} line_t;
+/* The longest line of a warning, before it is cut. */
+#define LINE_CAP 640
 
-static void add(line_t *l, const char *s, size_t max) {
-  for (size_t i = 0; i < max && s[i] != 0 && l->len < sizeof(l->buf) - 1; i++) {
-    char ch = s[i];
-    if ((unsigned char)ch < 0x20) ch = '?';
-    l->buf[l->len++] = ch;
-  }
-}
-
-static void add_s(line_t *l, const char *s) { add(l, s, sizeof(l->buf)); }
-
-static void add_u(line_t *l, uint64_t v) {
-  char tmp[24];
+/** s[0..max) up to its NUL into out (cut to fit), each control character
+ * a '?': a value from the environment stays on its line. */
+static const char *clean(char *out, size_t cap, const char *s, size_t max) {
   size_t n = 0;
-  do tmp[n++] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
-  while (n > 0 && l->len < sizeof(l->buf) - 1) l->buf[l->len++] = tmp[--n];
+  for (; n < max && s[n] != 0 && n + 1 < cap; n++)
+    out[n] = (unsigned char)s[n] < 0x20 ? '?' : s[n];
+  out[n] = 0;
+  return out;
 }
 
-/** `NAME="value"`, the value cut at 64 bytes ("..." then). */
-static void add_assignment(line_t *l, const char *name, size_t name_len, const char *v) {
-  add(l, name, name_len);
-  add_s(l, "=\"");
-  add(l, v, 64);
-  if (strlen(v) > 64) add_s(l, "...");
-  add_s(l, "\"");
-}
-
-static void emit(line_t *l) {
-  l->buf[l->len++] = '\n';
-  sc__stream_write(2, l->buf, l->len);
-}
-
-/** "sizeclass: NAME="value": PROBLEM; INSTEAD" */
+/** "sizeclass: NAME="value": PROBLEM; INSTEAD", the value cut at 64 bytes
+ * ("..." then). */
 static void warn_line(const char *name, size_t name_len, const char *v, const char *problem,
                       const char *instead) {
-  line_t l = {.len = 0};
-  add_s(&l, "sizeclass: ");
-  add_assignment(&l, name, name_len, v);
-  add_s(&l, ": ");
-  add_s(&l, problem);
-  add_s(&l, "; ");
-  add_s(&l, instead);
-  emit(&l);
+  char n[LINE_CAP], val[68], p[LINE_CAP], i[LINE_CAP];
+  sc__diag_printf("sizeclass: %s=\"%s%s\": %s; %s", clean(n, sizeof(n), name, name_len),
+                  clean(val, sizeof(val), v, 64), strlen(v) > 64 ? "..." : "",
+                  clean(p, sizeof(p), problem, sizeof(p)), clean(i, sizeof(i), instead, sizeof(i)));
 }
 
 size_t sc__setting_expect(const sc_setting_t *s, char *out, size_t cap) {
-  line_t l = {.len = 0};
+  if (cap == 0) return 0;
+  size_t n = 0;
+  out[0] = 0;
   if (s->expect != NULL) {
-    add_s(&l, s->expect);
+    n = sc__format(out, cap, "%s", s->expect);
   } else if (s->kind == SC_KIND_SWITCH) {
-    add_s(&l, "on/off (1, 0, yes, no, true, false)");
+    n = sc__format(out, cap, "on/off (1, 0, yes, no, true, false)");
   } else if (s->kind == SC_KIND_ENUM) {
-    size_t n = 0;
-    while (s->words[n].word != NULL) n++;
-    for (size_t i = 0; i < n; i++) {
-      if (i > 0) add_s(&l, i + 1 == n ? " or " : ", ");
-      add_s(&l, s->words[i].word);
-    }
+    size_t k = 0;
+    while (s->words[k].word != NULL) k++;
+    for (size_t i = 0; i < k; i++)
+      n += sc__format(out + n, cap - n, "%s%s", i == 0 ? "" : i + 1 == k ? " or " : ", ",
+                      s->words[i].word);
   } else {
-    if ((s->flags & SC_SETF_SWITCH_WORDS) != 0) add_s(&l, "on, off or ");
-    add_s(&l, "a number from ");
-    add_u(&l, s->min);
-    add_s(&l, " to ");
-    add_u(&l, s->max);
+    n = sc__format(out, cap, "%sa number from %" PRIu64 " to %" PRIu64,
+                   (s->flags & SC_SETF_SWITCH_WORDS) != 0 ? "on, off or " : "", s->min, s->max);
   }
-  size_t n = l.len < cap - 1 ? l.len : cap - 1;
-  memcpy(out, l.buf, n);
-  out[n] = 0;
   return n;
 }
 
 /** The warning for a bad value of setting s; a signal the report may not
  * take says why first ("SIGINT is refused: Ctrl-C must ..., expected ..."). */
 static void warn_bad(const sc_setting_t *s, const char *v) {
-  line_t problem = {.len = 0};
+  char refused[LINE_CAP] = "", expect[320], problem[LINE_CAP];
   const char *why = NULL;
   if (s->kind == SC_KIND_SIGNAL) (void)signal_of(v, &why);
   if (why != NULL) {
@@ -568,22 +537,19 @@ static void warn_bad(const sc_setting_t *s, const char *v) {
     int n = small_number(name);
     for (size_t i = 0; n > 0 && i < sizeof(signals) / sizeof(signals[0]); i++)
       if (signals[i].signo == n) name = signals[i].name;
-    if (n != 0) add_s(&problem, "SIG");
-    for (size_t i = 0; n != 0 && name[i] != 0 && i < 16; i++) {
-      char ch = name[i];
-      if (ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
-      add(&problem, &ch, 1);
+    char sig[20] = "";
+    if (n != 0) {
+      size_t k = sc__format(sig, sizeof(sig), "SIG");
+      for (size_t i = 0; name[i] != 0 && i < 16; i++)
+        sig[k++] = name[i] >= 'a' && name[i] <= 'z' ? (char)(name[i] - 'a' + 'A') : name[i];
+      sig[k] = 0;
     }
-    add_s(&problem, n != 0 ? " is refused (" : "refused (");
-    add_s(&problem, why);
-    add_s(&problem, "): ");
+    sc__format(refused, sizeof(refused), "%s%s (%s): ", sig, n != 0 ? " is refused" : "refused",
+               why);
   }
-  add_s(&problem, "expected ");
-  char expect[320];
   sc__setting_expect(s, expect, sizeof(expect));
-  add_s(&problem, expect);
-  problem.buf[problem.len] = 0;
-  warn_line(s->name, strlen(s->name), v, problem.buf, s->instead);
+  sc__format(problem, sizeof(problem), "%sexpected %s", refused, expect);
+  warn_line(s->name, strlen(s->name), v, problem, s->instead);
 }
 
 void sc__setting_warn(sc_setting_id_t id, const char *problem, const char *instead) {
@@ -631,12 +597,9 @@ void sc__setting_warn_unknown(const char *name, size_t len, const char *v) {
       closest = sc__settings[i].name;
     }
   }
-  line_t problem = {.len = 0};
-  add_s(&problem, "unknown setting (did you mean ");
-  add_s(&problem, closest);
-  add_s(&problem, "?)");
-  problem.buf[problem.len] = 0;
-  warn_line(name, len, v, problem.buf, "ignored");
+  char problem[LINE_CAP];
+  sc__format(problem, sizeof(problem), "unknown setting (did you mean %s?)", closest);
+  warn_line(name, len, v, problem, "ignored");
 }
 
 static bool ignored_name(const char *name, size_t len) {
