@@ -23,6 +23,7 @@
 #include "core/alloc.h"
 #include "util/diag.h"
 #include "util/format.h"
+#include "util/rng.h"
 #include "util/settings.h"
 #include "core/snapshot.h"
 #include "util/signals.h"
@@ -58,7 +59,7 @@ uintptr_t sc__guard_base;
 size_t sc__guard_span;
 sc_guard_sites_t sc__guard_sites;
 
-static sc_tls uint64_t rng_state;
+static sc_tls sc_rng_t rng;
 static uint32_t guard_rate;
 static uint32_t nslots;
 static slot_t *slots;
@@ -72,22 +73,10 @@ static struct sigaction prev_segv, prev_bus;
 
 /* ---- sampling ---------------------------------------------------------------- */
 
-/** xorshift64*, seeded per thread from the clock and the thread's TLS
- * address (never from the hardening secrets: sampling is observable). */
+/** The thread's generator (util/rng.h), seeded at its first draw. */
 static uint64_t rng_next(void) {
-  uint64_t x = rng_state;
-  if (sc_unlikely(x == 0)) {
-    x = sc__os_now_ns() ^ ((uint64_t)(uintptr_t)&rng_state << 16);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull; /* splitmix64 finalizer */
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    if (x == 0) x = 0x9e3779b97f4a7c15ull;
-  }
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  rng_state = x;
-  return x * 0x2545f4914f6cdd1dull;
+  if (sc_unlikely(rng.s == 0)) sc__rng_seed(&rng, sc__key_secret);
+  return sc__rng_next(&rng);
 }
 
 int64_t sc__guard_draw(void) {

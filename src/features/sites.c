@@ -35,6 +35,7 @@
 #include "util/settings.h"
 #include "core/size_class.h"
 #include "util/format.h"
+#include "util/rng.h"
 #include "util/symbolize.h"
 
 /* ---- settings ---------------------------------------------------------------------- */
@@ -167,7 +168,7 @@ sc_tls int64_t sc__sites_left;
 int64_t sc__sites_charge;
 
 typedef struct {
-  uint64_t rng;        /* xorshift64* state */
+  sc_rng_t rng;        /* the thread's generator (util/rng.h) */
   uint8_t ready;       /* rng seeded and the first countdown drawn */
   uint8_t busy;        /* inside the sampler: allocations are not sampled */
   uint8_t fork_locked; /* this thread forks and holds every lock */
@@ -175,27 +176,16 @@ typedef struct {
 
 static sc_tls sampler_t sampler;
 
-static uint64_t next_random(sampler_t *s) {
-  s->rng ^= s->rng >> 12;
-  s->rng ^= s->rng << 25;
-  s->rng ^= s->rng >> 27;
-  return s->rng * 0x2545F4914F6CDD1Dull;
-}
-
 /** Bytes until the next sample: exponential with mean rate (at least 1). */
 static int64_t draw(sampler_t *s) {
   /* u in (0, 1]: 53 random bits, never 0. */
-  double u = (double)((next_random(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
+  double u = (double)((sc__rng_next(&s->rng) >> 11) + 1) * (1.0 / 9007199254740992.0);
   double bytes = -log_of(u) * cfg.rate_fp;
   return bytes < 1 ? 1 : bytes > 9.0e18 ? INT64_MAX : (int64_t)bytes;
 }
 
 static void seed(sampler_t *s) {
-  static _Atomic uint64_t threads;
-  uint64_t n = atomic_fetch_add_explicit(&threads, 1, memory_order_relaxed);
-  s->rng = (sc__key_secret ^ (n * 0x9E3779B97F4A7C15ull) ^ sc__os_now_ns() ^
-            (uintptr_t)&sc__sites_left) |
-           1;
+  sc__rng_seed(&s->rng, sc__key_secret);
   s->ready = 1;
 }
 
@@ -360,7 +350,7 @@ int64_t sc__sites_draw_calls(void) {
   if (!s->ready) seed(s);
   /* Geometric with p = 1 / calls: each allocation is sampled with that
    * chance, whatever came before (u in (0, 1]: never 0). */
-  double u = (double)((next_random(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
+  double u = (double)((sc__rng_next(&s->rng) >> 11) + 1) * (1.0 / 9007199254740992.0);
   double gap = 1 + log_of(u) / cfg.log_keep;
   return gap > 9.0e18 ? INT64_MAX : (int64_t)gap;
 }
