@@ -57,240 +57,27 @@ static const sc_setting_word_t trim_words[] = {
 static const sc_setting_word_t harden_words[] = {
     {"off", SC_HARDEN_OFF}, {"random", SC_HARDEN_RANDOM}, {NULL, 0}};
 
-#define REPORT (SC_SETF_REPORT)
 #define GUARD_RATE 100000 /* one allocation in 100000 */
 
 const sc_setting_t sc__settings[SC_SETTINGS] = {
-    [SC_SET_STATS] =
-        {.name = "SIZECLASS_STATS",
-         .kind = SC_KIND_PATH,
-         .when = SC_WHEN_ANY,
-         .flags = REPORT | SC_SETF_STRICT_PATH | SC_SETF_SECURE,
-         .words = stats_words,
-         .def = SC_STATS_OFF,
-         .fallback = SC_STATS_STDERR,
-         .def_doc = "off",
-         .expect = "1, on, stderr, stdout, 0, off or a file path (with a /, or ending in .txt "
-                   "or .json)",
-         .instead = "the report goes to stderr",
-         .doc = "where the report goes at exit: stderr, stdout or a file (%p: the pid); "
-                "switches exact statistics on"},
-    [SC_SET_STATS_FORMAT] = {.name = "SIZECLASS_STATS_FORMAT",
-                             .kind = SC_KIND_ENUM,
-                             .when = SC_WHEN_ANY,
-                             .flags = REPORT,
-                             .words = format_words,
-                             .def = SC_STATS_FORMAT_TEXT,
-                             .fallback = SC_STATS_FORMAT_TEXT,
-                             .def_doc = "text (json for a path ending in .json)",
-                             .instead = "a report, when one is asked for, is text on stderr",
-                             .doc = "the report's form"},
-    [SC_SET_STATS_SIGNAL] =
-        {.name = "SIZECLASS_STATS_SIGNAL",
-         .kind = SC_KIND_SIGNAL,
-         .when = SC_WHEN_ANY,
-         .flags = REPORT | SC_SETF_SECURE,
-         .def_doc = "none",
-         .expect = "USR1, USR2 or a real-time signal (RTMIN, RTMIN+n, RTMAX-n), with or "
-                   "without SIG, or its number",
-         .instead = "no report on a signal, and nothing switched on",
-         .doc = "a signal that writes the report while the program runs; switches exact "
-                "statistics on"},
-    [SC_SET_STATS_EXACT] = {.name = "SIZECLASS_STATS_EXACT",
-                            .kind = SC_KIND_SWITCH,
-                            .when = SC_WHEN_START,
-                            .flags = REPORT,
-                            .def_doc = "off",
-                            .instead = "exact statistics stay off",
-                            .doc = "exact statistics without a report (for sc_stats_get)"},
-    [SC_SET_STATS_PID] =
-        {.name = "SIZECLASS_STATS_PID",
-         .kind = SC_KIND_NUMBER,
-         .when = SC_WHEN_ANY,
-         .min = 1,
-         .max = 4194304,
-         .def_doc = "none: every process",
-         .instead = "every process reports",
-         .doc = "only the process with this pid reports; the others ignore the statistics "
-                "and sites settings"},
-    [SC_SET_STATS_ON_CRASH] = {.name = "SIZECLASS_STATS_ON_CRASH",
-                               .kind = SC_KIND_SWITCH,
-                               .when = SC_WHEN_ANY,
-                               .flags = REPORT,
-                               .def_doc = "off",
-                               .instead = "no report on a crash",
-                               .doc = "with a report asked for: also write it when the program "
-                                      "crashes (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT)"},
-    [SC_SET_SITES] = {.name = "SIZECLASS_SITES",
-                      .kind = SC_KIND_NUMBER,
-                      .when = SC_WHEN_START,
-                      .flags = REPORT | SC_SETF_SWITCH_WORDS | SC_SETF_BYTES,
-                      .words = default_word,
-                      .min = 1,
-                      .max = SC_SITES_MAX_RATE,
-                      .on = SC_SITES_DEFAULT_RATE,
-                      .def_doc = "off",
-                      .expect = "on, off, 1 or a byte count from 2 to 128m (k, m: KiB, MiB)",
-                      .instead = "sites stay off",
-                      .doc = "who allocates each class: 1 every allocation, on sampled (one small "
-                             "allocation in 512, larger ones one per 256 KiB), or a byte rate"},
-    [SC_SET_SITES_FORMAT] = {.name = "SIZECLASS_SITES_FORMAT",
-                             .kind = SC_KIND_ENUM,
-                             .when = SC_WHEN_START,
-                             .flags = REPORT,
-                             .words = sites_format_words,
-                             .def_doc = "report",
-                             .instead = "using report",
-                             .doc = "report: sites in the report; folded: only flame-graph "
-                                    "stacks in a file, no report"},
-    [SC_SET_SITES_FOLDED] = {.name = "SIZECLASS_SITES_FOLDED",
-                             .kind = SC_KIND_PATH,
-                             .when = SC_WHEN_START,
-                             .flags = REPORT | SC_SETF_SECURE,
-                             .def_doc = "sizeclass-sites.%p.folded",
-                             .expect = "a file path",
-                             .instead = "writing sizeclass-sites.%p.folded",
-                             .doc = "the file of the folded stacks (%p: the pid)"},
-    [SC_SET_WARMUP_FRAMES] = {.name = "SIZECLASS_WARMUP_FRAMES",
-                              .kind = SC_KIND_NUMBER,
-                              .when = SC_WHEN_ANY,
-                              .max = 1000000000,
-                              .def = 60,
-                              .fallback = 60,
-                              .def_doc = "60",
-                              .instead = "using 60",
-                              .doc = "frames left out of the steady-state figures"},
-    [SC_SET_FRAME_HISTORY] = {.name = "SIZECLASS_FRAME_HISTORY",
-                              .kind = SC_KIND_NUMBER,
-                              .when = SC_WHEN_FRAMES,
-                              .max = 1000000,
-                              .def = 600,
-                              .fallback = 600,
-                              .def_doc = "600",
-                              .instead = "keeping 600 frames",
-                              .doc = "frames the report's frame timeline keeps (0: none)"},
-    [SC_SET_FRAME_CHECK] = {.name = "SIZECLASS_FRAME_CHECK",
-                            .kind = SC_KIND_ENUM,
-                            .when = SC_WHEN_START,
-                            .flags = SC_SETF_SWITCH_WORDS,
-                            .words = frame_check_words,
-                            .on = SC_FRAME_CHECK_WARN,
-                            .def_doc = "off",
-                            .expect = "warn, abort, on (warn: 1, yes, true) or off (0, no, "
-                                      "false)",
-                            .instead = "the check stays off",
-                            .doc = "warn or abort when a frame after the warm-up carves a fresh "
-                                   "block"},
-    [SC_SET_FRAME_CHECK_AFTER] = {.name = "SIZECLASS_FRAME_CHECK_AFTER",
-                                  .kind = SC_KIND_NUMBER,
-                                  .when = SC_WHEN_ANY,
-                                  .max = 1000000000,
-                                  .def_doc = "SIZECLASS_WARMUP_FRAMES",
-                                  .instead = "checking after the warm-up",
-                                  .doc = "the last frame the steady-state check leaves alone"},
-    [SC_SET_GUARD] = {.name = "SIZECLASS_GUARD",
-                      .kind = SC_KIND_NUMBER,
-                      .when = SC_WHEN_START,
-                      .flags = SC_SETF_SWITCH_WORDS,
-                      .words = default_word,
-                      .min = 1,
-                      .max = 1000000000,
-                      .on = GUARD_RATE,
-                      .def_doc = "off",
-                      .instead = "guard pages stay off",
-                      .doc = "about one allocation in n between guard pages (on: 1 in 100000)"},
-    [SC_SET_GUARD_SLOTS] = {.name = "SIZECLASS_GUARD_SLOTS",
-                            .kind = SC_KIND_NUMBER,
-                            .when = SC_WHEN_START,
-                            .min = 1,
-                            .max = 65536,
-                            .def = 256,
-                            .fallback = 256,
-                            .def_doc = "256",
-                            .instead = "using 256",
-                            .doc = "blocks guarded at once"},
-    [SC_SET_CHECK] = {.name = "SIZECLASS_CHECK",
-                      .kind = SC_KIND_SWITCH,
-                      .when = SC_WHEN_START,
-                      .def_doc = "off",
-                      .instead = "checking mode stays off",
-                      .doc = "the checking mode: every block's slack and every freed block "
-                             "checked"},
-    [SC_SET_CHECK_QUARANTINE] = {.name = "SIZECLASS_CHECK_QUARANTINE",
-                                 .kind = SC_KIND_NUMBER,
-                                 .when = SC_WHEN_START,
-                                 .max = 1048576,
-                                 .def_doc = "0",
-                                 .instead = "no quarantine",
-                                 .doc = "with the checking mode: freed blocks held back before "
-                                        "reuse"},
-    [SC_SET_PURGE_DELAY_MS] = {.name = "SIZECLASS_PURGE_DELAY_MS",
-                               .kind = SC_KIND_NUMBER,
-                               .when = SC_WHEN_ANY,
-                               .max = 3600000,
-                               .def = 1000,
-                               .fallback = 1000,
-                               .def_doc = "1000",
-                               .instead = "using 1000",
-                               .doc = "milliseconds a free page waits before it goes back to "
-                                      "the OS"},
-    [SC_SET_PURGE_STEP] = {.name = "SIZECLASS_PURGE_STEP",
-                           .kind = SC_KIND_NUMBER,
-                           .when = SC_WHEN_ANY,
-                           .max = 4096,
-                           .def = 64,
-                           .fallback = 64,
-                           .def_doc = "64",
-                           .instead = "using 64",
-                           .doc = "pages one purge step returns at most (0: only malloc_trim)"},
-    [SC_SET_SYSTEM_TRIM] = {.name = "SIZECLASS_SYSTEM_TRIM",
-                            .kind = SC_KIND_ENUM,
-                            .when = SC_WHEN_LOAD,
-                            .words = trim_words,
-                            .def_doc = "paced",
-                            .instead = "using paced",
-                            .doc = "how glibc's heaps give memory back: paced by the library, "
-                                   "or glibc's own policy"},
-    [SC_SET_LIVE] = {.name = "SIZECLASS_LIVE",
-                     .kind = SC_KIND_SWITCH,
-                     .when = SC_WHEN_ANY,
-                     .def_doc = "off",
-                     .instead = "nothing is published",
-                     .doc = "publish a live snapshot in /dev/shm for sizeclass-top (at each "
-                            "frame mark, else every 100 ms)"},
-    [SC_SET_TAGS] = {.name = "SIZECLASS_TAGS",
-                     .kind = SC_KIND_PATH,
-                     .when = SC_WHEN_START,
-                     .def_doc = "none",
-                     .expect = "rules like 'gl=libGL*,*mesa*;audio=libopenal*;game=main'",
-                     .instead = "no rules",
-                     .doc = "tag each allocation by the library (or main: the program) of its "
-                            "caller (docs/tags.md); turns exact statistics and tags on"},
-    [SC_SET_BUDGET] = {.name = "SIZECLASS_BUDGET",
-                       .kind = SC_KIND_PATH,
-                       .when = SC_WHEN_START,
-                       .def_doc = "none",
-                       .expect = "budgets like 'total=512MiB; tag:audio=32MiB; class:64=4MiB; "
-                                 "thread:render=16MiB'",
-                       .instead = "no budget",
-                       .doc = "memory budgets checked while the program runs (docs/tags.md); "
-                              "turns exact statistics and tags on"},
-    [SC_SET_BUDGET_ACTION] = {.name = "SIZECLASS_BUDGET_ACTION",
-                              .kind = SC_KIND_ENUM,
-                              .when = SC_WHEN_ANY,
-                              .words = budget_action_words,
-                              .def_doc = "warn",
-                              .instead = "using warn",
-                              .doc = "a budget exceeded: warn (once, again at each doubling of "
-                                     "the excess) or abort (the report first)"},
-    [SC_SET_HARDEN] = {.name = "SIZECLASS_HARDEN",
-                       .kind = SC_KIND_ENUM,
-                       .when = SC_WHEN_LOAD,
-                       .words = harden_words,
-                       .def_doc = "off",
-                       .instead = "blocks stay in address order",
-                       .doc = "random: a page's blocks are handed out in a random order "
-                              "(placement not predictable; not with the checking mode)"},
+#define SC_SETTING(id, kind_, when_, flags_, words_, min_, max_, on_, def_, fallback_, def_doc_, \
+                   expect_, instead_, doc_)                                                   \
+  [SC_SET_##id] = {.name = "SIZECLASS_" #id,                                                  \
+                   .kind = SC_KIND_##kind_,                                                   \
+                   .when = SC_WHEN_##when_,                                                   \
+                   .flags = (flags_),                                                         \
+                   .words = (words_),                                                         \
+                   .min = (min_),                                                             \
+                   .max = (max_),                                                             \
+                   .on = (on_),                                                               \
+                   .def = (def_),                                                             \
+                   .fallback = (fallback_),                                                   \
+                   .def_doc = (def_doc_),                                                     \
+                   .expect = (expect_),                                                       \
+                   .instead = (instead_),                                                     \
+                   .doc = (doc_)},
+#include "util/settings.def"
+#undef SC_SETTING
 };
 
 /* Names in the environment that are not settings but belong to the
