@@ -222,3 +222,9 @@ Test(format, diag_printf_cuts_a_long_line) {
   cr_expect_eq(strchr(buf, '\n'), buf + n - 1, "one line");
   cr_expect(strncmp(buf, "sizeclass: www", 14) == 0);
 }
+
+Test(format, text_printable_keeps_a_line_one_line) {
+  char s[] = "a\nb\tc\x1b[31md\x7f e";
+  sc__text_printable(s);
+  cr_expect_str_eq(s, "a?b?c?[31md\x7f e");
+}

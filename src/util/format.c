@@ -260,6 +260,11 @@ size_t sc__format(char *buf, size_t cap, const char *fmt, ...) {
   return n;
 }
 
+void sc__text_printable(char *s) {
+  for (; *s != 0; s++)
+    if ((unsigned char)*s < 0x20) *s = '?';
+}
+
 void sc__diag_printf(const char *fmt, ...) {
   char line[SC_DIAG_LINE_CAP];
   va_list ap;

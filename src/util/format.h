@@ -26,6 +26,11 @@ size_t sc__format(char *buf, size_t cap, const char *fmt, ...)
 size_t sc__vformat(char *buf, size_t cap, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
+/** Each control character of the string s (a value or a name that came
+ * from outside: the environment, a thread's name) becomes a '?', so that
+ * a line stays one line. */
+void sc__text_printable(char *s);
+
 /** A diagnostic line's buffer where one is built for sc__abort_with_report
  * (the text only: no "sizeclass: ", no newline). */
 #define SC_DIAG_CAP 320

@@ -272,24 +272,17 @@ static int signal_of(const char *value, const char **why) {
 /* The longest line of a warning, before it is cut. */
 #define LINE_CAP 640
 
-/** s[0..max) up to its NUL into out (cut to fit), each control character
- * a '?': a value from the environment stays on its line. */
-static const char *clean(char *out, size_t cap, const char *s, size_t max) {
-  size_t n = 0;
-  for (; n < max && s[n] != 0 && n + 1 < cap; n++)
-    out[n] = (unsigned char)s[n] < 0x20 ? '?' : s[n];
-  out[n] = 0;
-  return out;
-}
-
 /** "sizeclass: NAME="value": PROBLEM; INSTEAD", the value cut at 64 bytes
- * ("..." then). */
+ * ("..." then), control characters as '?' (a value from the environment
+ * stays on its line). */
 static void warn_line(const char *name, size_t name_len, const char *v, const char *problem,
                       const char *instead) {
-  char n[LINE_CAP], val[68], p[LINE_CAP], i[LINE_CAP];
-  sc__diag_printf("sizeclass: %s=\"%s%s\": %s; %s", clean(n, sizeof(n), name, name_len),
-                  clean(val, sizeof(val), v, 64), strlen(v) > 64 ? "..." : "",
-                  clean(p, sizeof(p), problem, sizeof(p)), clean(i, sizeof(i), instead, sizeof(i)));
+  char line[LINE_CAP];
+  int name_prec = name_len < LINE_CAP ? (int)name_len : LINE_CAP;
+  sc__format(line, sizeof(line), "%.*s=\"%.64s%s\": %s; %s", name_prec, name, v,
+             strlen(v) > 64 ? "..." : "", problem, instead);
+  sc__text_printable(line);
+  sc__diag_printf("sizeclass: %s", line);
 }
 
 size_t sc__setting_expect(const sc_setting_t *s, char *out, size_t cap) {
