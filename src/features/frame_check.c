@@ -68,11 +68,9 @@ static void site_text(char *out, size_t cap) {
   if (n == 0) return;
   sc_symbolizer_t *sym = sc__sym_open(false); /* inside malloc: no loader lock */
   if (sym == NULL) return;
-  sc_frame_info_t f;
-  unsigned i = 0;
-  do sc__sym_frame(sym, pcs[i], &f);
-  while (f.allocator && ++i < n);
-  if (i == n) sc__sym_frame(sym, pcs[0], &f);
+  sc_frame_info_t info[SC_UNWIND_DEPTH];
+  for (unsigned i = 0; i < n; i++) sc__sym_frame(sym, pcs[i], &info[i]);
+  const sc_frame_info_t f = info[sc__sym_first_program_frame(info, n)];
   bool named = f.name != NULL;
   sc__format(out, cap, " at %s%s%s+0x%" PRIxPTR "%s", named ? f.name : "", named ? " (" : "",
              f.module[0] != 0 ? f.module : "?", f.offset, named ? ")" : "");

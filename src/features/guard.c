@@ -171,8 +171,10 @@ static void check_slack(const slot_t *s) {
   size_t at = sc__diag_first_changed(p + s->size, len, GUARD_SLACK_BYTE);
   if (sc_likely(at == len)) return;
   char line[SC_DIAG_CAP];
-  sc__format(line, sizeof(line), "overflow past the %zu-byte request in block 0x%" PRIxPTR
-             " (guarded): byte %zu changed", (size_t)s->size, s->block, s->size + at);
+  sc__format(line, sizeof(line),
+             "overflow past the %zu-byte request in block 0x%" PRIxPTR
+             " (guarded): byte %zu changed",
+             (size_t)s->size, s->block, s->size + at);
   sc__abort_with_report(line);
 }
 

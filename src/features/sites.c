@@ -35,6 +35,7 @@
 #include "util/settings.h"
 #include "core/size_class.h"
 #include "util/format.h"
+#include "util/path.h"
 #include "util/rng.h"
 #include "util/symbolize.h"
 
@@ -68,10 +69,7 @@ static void read_folded_path(void) {
     suffix = ".folded";
   }
   size_t n = 0;
-  if (name[0] != '/' && getcwd(cfg.folded, sizeof(cfg.folded) - 1) != NULL) {
-    n = strlen(cfg.folded);
-    if (n > 0 && cfg.folded[n - 1] != '/') cfg.folded[n++] = '/';
-  }
+  if (name[0] != '/') n = sc__path_cwd_prefix(cfg.folded, sizeof(cfg.folded));
   size_t len = strlen(name), slen = strlen(suffix);
   if (n + len + slen >= sizeof(cfg.folded)) {
     sc__setting_warn(SC_SET_SITES_FOLDED, "the path is too long",
@@ -438,10 +436,8 @@ size_t sc__sites_describe(uint64_t site, char *buf, size_t cap) {
   sc_symbolizer_t *sym = sc__sym_open(false); /* a fault handler: no loader lock */
   if (sym == NULL) return 0;
   sc_frame_info_t info[SC_UNWIND_DEPTH];
-  unsigned first = 0, shown = 0;
   for (unsigned i = 0; i < s->depth; i++) sc__sym_frame(sym, s->pcs[i], &info[i]);
-  while (first < s->depth && info[first].allocator) first++;
-  if (first == s->depth) first = 0;
+  unsigned first = sc__sym_first_program_frame(info, s->depth), shown = 0;
   for (unsigned i = first; i < s->depth && shown < DESCRIBE_NAMES; i++, shown++) {
     if (shown > 0 && info[i].allocator) break; /* the C library's start-up */
     n += sc__format(buf + n, cap - n, "%s%s", shown > 0 ? " < " : "",

@@ -138,12 +138,18 @@ static bool convert(out_t *o, const char **fp, va_list *ap) {
   const char *f = *fp;
   spec_t sp = {.prec = -1};
   for (;; f++) {
-    if (*f == '-') sp.left = true;
-    else if (*f == '0') sp.zero = true;
-    else if (*f == '+') sp.plus = true;
-    else if (*f == ' ') sp.space = true;
-    else if (*f == '#') sp.alt = true;
-    else break;
+    if (*f == '-')
+      sp.left = true;
+    else if (*f == '0')
+      sp.zero = true;
+    else if (*f == '+')
+      sp.plus = true;
+    else if (*f == ' ')
+      sp.space = true;
+    else if (*f == '#')
+      sp.alt = true;
+    else
+      break;
   }
   if (*f == '*') {
     int w = va_arg(*ap, int);
@@ -168,13 +174,20 @@ static bool convert(out_t *o, const char **fp, va_list *ap) {
     }
   }
   int len = LEN_INT;
-  if (f[0] == 'h' && f[1] == 'h') len = LEN_CHAR, f += 2;
-  else if (f[0] == 'h') len = LEN_SHORT, f++;
-  else if (f[0] == 'l' && f[1] == 'l') len = LEN_LLONG, f += 2;
-  else if (f[0] == 'l') len = LEN_LONG, f++;
-  else if (f[0] == 'z') len = LEN_SIZE, f++;
-  else if (f[0] == 'j') len = LEN_MAX, f++;
-  else if (f[0] == 't') len = LEN_PTRDIFF, f++;
+  if (f[0] == 'h' && f[1] == 'h')
+    len = LEN_CHAR, f += 2;
+  else if (f[0] == 'h')
+    len = LEN_SHORT, f++;
+  else if (f[0] == 'l' && f[1] == 'l')
+    len = LEN_LLONG, f += 2;
+  else if (f[0] == 'l')
+    len = LEN_LONG, f++;
+  else if (f[0] == 'z')
+    len = LEN_SIZE, f++;
+  else if (f[0] == 'j')
+    len = LEN_MAX, f++;
+  else if (f[0] == 't')
+    len = LEN_PTRDIFF, f++;
   char c = *f;
   switch (c) {
     case 'd':

@@ -61,20 +61,20 @@ static const sc_setting_word_t harden_words[] = {
 
 const sc_setting_t sc__settings[SC_SETTINGS] = {
 #define SC_SETTING(id, kind_, when_, flags_, words_, min_, max_, on_, def_, fallback_, def_doc_, \
-                   expect_, instead_, doc_)                                                   \
-  [SC_SET_##id] = {.name = "SIZECLASS_" #id,                                                  \
-                   .kind = SC_KIND_##kind_,                                                   \
-                   .when = SC_WHEN_##when_,                                                   \
-                   .flags = (flags_),                                                         \
-                   .words = (words_),                                                         \
-                   .min = (min_),                                                             \
-                   .max = (max_),                                                             \
-                   .on = (on_),                                                               \
-                   .def = (def_),                                                             \
-                   .fallback = (fallback_),                                                   \
-                   .def_doc = (def_doc_),                                                     \
-                   .expect = (expect_),                                                       \
-                   .instead = (instead_),                                                     \
+                   expect_, instead_, doc_)                                                      \
+  [SC_SET_##id] = {.name = "SIZECLASS_" #id,                                                     \
+                   .kind = SC_KIND_##kind_,                                                      \
+                   .when = SC_WHEN_##when_,                                                      \
+                   .flags = (flags_),                                                            \
+                   .words = (words_),                                                            \
+                   .min = (min_),                                                                \
+                   .max = (max_),                                                                \
+                   .on = (on_),                                                                  \
+                   .def = (def_),                                                                \
+                   .fallback = (fallback_),                                                      \
+                   .def_doc = (def_doc_),                                                        \
+                   .expect = (expect_),                                                          \
+                   .instead = (instead_),                                                        \
                    .doc = (doc_)},
 #include "util/settings.def"
 #undef SC_SETTING
@@ -297,7 +297,10 @@ size_t sc__setting_expect(const sc_setting_t *s, char *out, size_t cap) {
     size_t k = 0;
     while (s->words[k].word != NULL) k++;
     for (size_t i = 0; i < k; i++)
-      n += sc__format(out + n, cap - n, "%s%s", i == 0 ? "" : i + 1 == k ? " or " : ", ",
+      n += sc__format(out + n, cap - n, "%s%s",
+                      i == 0       ? ""
+                      : i + 1 == k ? " or "
+                                   : ", ",
                       s->words[i].word);
   } else {
     n = sc__format(out, cap, "%sa number from %" PRIu64 " to %" PRIu64,
@@ -320,7 +323,7 @@ static void warn_bad(const sc_setting_t *s, const char *v) {
     char sig[20] = "";
     if (n != 0) {
       size_t k = sc__format(sig, sizeof(sig), "SIG");
-      for (size_t i = 0; name[i] != 0 && i < 16; i++)
+      for (size_t i = 0; i < 16 && name[i] != 0; i++)
         sig[k++] = name[i] >= 'a' && name[i] <= 'z' ? (char)(name[i] - 'a' + 'A') : name[i];
       sig[k] = 0;
     }
