@@ -148,7 +148,8 @@ Test(format, long_output_truncates) {
 }
 
 Test(format, mixed_line) {
-  same("sizeclass: overflow past the %zu-byte request in block 0x%" PRIx64 " (class %u B): "
+  same("sizeclass: overflow past the %zu-byte request in block 0x%" PRIx64
+       " (class %u B): "
        "byte %zu changed",
        (size_t)24, (uint64_t)0x7f00dead0010, 32u, (size_t)29);
   same("sizeclass: %s=\"%.64s%s\": %s; %s", "SIZECLASS_X", "v", "", "expected on/off", "off");
