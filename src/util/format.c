@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/stream.h"
 
@@ -87,90 +88,49 @@ static size_t read_number(const char **f) {
   return n;
 }
 
-/* Length modifiers. */
-enum { LEN_INT, LEN_CHAR, LEN_SHORT, LEN_LONG, LEN_LLONG, LEN_SIZE, LEN_MAX, LEN_PTRDIFF };
+/* Length modifiers, narrowest first; from LEN_LONG on, 64 bits. */
+enum { LEN_CHAR, LEN_SHORT, LEN_INT, LEN_LONG, LEN_LLONG, LEN_SIZE, LEN_MAX, LEN_PTRDIFF };
 
-static int64_t signed_arg(va_list *ap, int len) {
-  switch (len) {
-    case LEN_CHAR:
-      return (signed char)va_arg(*ap, int);
-    case LEN_SHORT:
-      return (short)va_arg(*ap, int);
-    case LEN_LONG:
-      return va_arg(*ap, long);
-    case LEN_LLONG:
-      return va_arg(*ap, long long);
-    case LEN_SIZE:
-      return (int64_t)va_arg(*ap, size_t); /* %zd: the signed type of size_t's width */
-    case LEN_MAX:
-      return va_arg(*ap, intmax_t);
-    case LEN_PTRDIFF:
-      return va_arg(*ap, ptrdiff_t);
-    default:
-      return va_arg(*ap, int);
-  }
-}
+/* Every integer type of LEN_LONG and up is 64 bits wide (LP64, the only
+ * model the library builds for) and is read as one: va_arg of int64_t. */
+_Static_assert(sizeof(long) == 8 && sizeof(long long) == 8 && sizeof(size_t) == 8 &&
+                   sizeof(intmax_t) == 8 && sizeof(ptrdiff_t) == 8 && sizeof(void *) == 8,
+               "format.c reads every 64-bit integer the same way");
 
-static uint64_t unsigned_arg(va_list *ap, int len) {
-  switch (len) {
-    case LEN_CHAR:
-      return (unsigned char)va_arg(*ap, unsigned);
-    case LEN_SHORT:
-      return (unsigned short)va_arg(*ap, unsigned);
-    case LEN_LONG:
-      return va_arg(*ap, unsigned long);
-    case LEN_LLONG:
-      return va_arg(*ap, unsigned long long);
-    case LEN_SIZE:
-      return va_arg(*ap, size_t);
-    case LEN_MAX:
-      return va_arg(*ap, uintmax_t);
-    case LEN_PTRDIFF:
-      return (uint64_t)va_arg(*ap, ptrdiff_t);
-    default:
-      return va_arg(*ap, unsigned);
-  }
-}
-
-/** One conversion at *f (just past the '%'); false when it is none this
- * formatter knows (the caller then copies it as text). */
-static bool convert(out_t *o, const char **fp, va_list *ap) {
+/** The flags, width, precision and length modifier at *fp (just past the
+ * '%'), up to the conversion letter; its length modifier. A '*' width or
+ * precision sets *star_width or *star_prec: the caller reads it. */
+static int parse_spec(const char **fp, spec_t *sp, bool *star_width, bool *star_prec) {
   const char *f = *fp;
-  spec_t sp = {.prec = -1};
+  *sp = (spec_t){.prec = -1};
   for (;; f++) {
     if (*f == '-')
-      sp.left = true;
+      sp->left = true;
     else if (*f == '0')
-      sp.zero = true;
+      sp->zero = true;
     else if (*f == '+')
-      sp.plus = true;
+      sp->plus = true;
     else if (*f == ' ')
-      sp.space = true;
+      sp->space = true;
     else if (*f == '#')
-      sp.alt = true;
+      sp->alt = true;
     else
       break;
   }
-  if (*f == '*') {
-    int w = va_arg(*ap, int);
-    if (w < 0) {
-      sp.left = true;
-      w = w == INT_MIN ? INT_MAX : -w;
-    }
-    sp.width = (size_t)w;
+  *star_width = *f == '*';
+  if (*star_width)
     f++;
-  } else {
-    sp.width = read_number(&f);
-  }
+  else
+    sp->width = read_number(&f);
+  *star_prec = false;
   if (*f == '.') {
     f++;
-    if (*f == '*') {
-      int p = va_arg(*ap, int);
-      sp.prec = p < 0 ? -1 : p;
+    *star_prec = *f == '*';
+    if (*star_prec) {
       f++;
     } else {
       size_t p = read_number(&f);
-      sp.prec = p > INT_MAX ? INT_MAX : (int)p;
+      sp->prec = p > INT_MAX ? INT_MAX : (int)p;
     }
   }
   int len = LEN_INT;
@@ -188,60 +148,32 @@ static bool convert(out_t *o, const char **fp, va_list *ap) {
     len = LEN_MAX, f++;
   else if (f[0] == 't')
     len = LEN_PTRDIFF, f++;
-  char c = *f;
-  switch (c) {
-    case 'd':
-    case 'i': {
-      int64_t v = signed_arg(ap, len);
-      uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-      put_int(o, &sp, mag, 10, false, v < 0 ? "-" : sp.plus ? "+" : sp.space ? " " : "");
-      break;
-    }
-    case 'u':
-      put_int(o, &sp, unsigned_arg(ap, len), 10, false, "");
-      break;
-    case 'o':
-      put_int(o, &sp, unsigned_arg(ap, len), 8, false, "");
-      break;
-    case 'x':
-    case 'X': {
-      uint64_t v = unsigned_arg(ap, len);
-      const char *prefix = sp.alt && v != 0 ? (c == 'x' ? "0x" : "0X") : "";
-      put_int(o, &sp, v, 16, c == 'X', prefix);
-      break;
-    }
-    case 'p': {
-      uintptr_t v = (uintptr_t)va_arg(*ap, void *);
-      if (v == 0) {
-        put_padded(o, &sp, "(nil)", 5);
-      } else {
-        sp.alt = false;
-        put_int(o, &sp, v, 16, false, sp.plus ? "+0x" : sp.space ? " 0x" : "0x");
-      }
-      break;
-    }
-    case 'c': {
-      char ch = (char)va_arg(*ap, int);
-      put_padded(o, &sp, &ch, 1);
-      break;
-    }
-    case 's': {
-      const char *s = va_arg(*ap, const char *);
-      /* glibc: "(null)", or nothing when the precision cannot hold it */
-      if (s == NULL) s = sp.prec >= 0 && sp.prec < 6 ? "" : "(null)";
-      size_t n = 0;
-      while (s[n] != 0 && (sp.prec < 0 || n < (size_t)sp.prec)) n++;
-      put_padded(o, &sp, s, n);
-      break;
-    }
-    case '%':
-      put(o, '%');
-      break;
-    default:
-      return false;
+  *fp = f;
+  return len;
+}
+
+/** A '*' width (negative: '-' and its magnitude). */
+static void star_width(spec_t *sp, int w) {
+  if (w < 0) {
+    sp->left = true;
+    w = w == INT_MIN ? INT_MAX : -w;
   }
-  *fp = f + 1;
-  return true;
+  sp->width = (size_t)w;
+}
+
+/** A signed integer of length len, read as int or int64_t, narrowed back. */
+static int64_t narrow_signed(int64_t v, int len) {
+  if (len == LEN_CHAR) return (signed char)v;
+  if (len == LEN_SHORT) return (short)v;
+  if (len == LEN_INT) return (int)v;
+  return v;
+}
+
+static uint64_t narrow_unsigned(uint64_t v, int len) {
+  if (len == LEN_CHAR) return (unsigned char)v;
+  if (len == LEN_SHORT) return (unsigned short)v;
+  if (len == LEN_INT) return (unsigned)v;
+  return v;
 }
 
 size_t sc__vformat(char *buf, size_t cap, const char *fmt, va_list ap) {
@@ -254,10 +186,68 @@ size_t sc__vformat(char *buf, size_t cap, const char *fmt, va_list ap) {
       continue;
     }
     const char *at = f++;
-    if (!convert(&o, &f, &args)) {
-      /* unknown: the text as it stands, up to the letter that ended it */
+    spec_t sp;
+    bool sw, spr;
+    int len = parse_spec(&f, &sp, &sw, &spr);
+    char c = *f;
+    if (c == 0 || strchr("diuoxXpcs%", c) == NULL) {
+      /* unknown: the text as it stands, up to the letter that ended it,
+       * and no argument taken */
       while (at < f) put(&o, *at++);
       if (*f != 0) put(&o, *f++);
+      continue;
+    }
+    f++;
+    if (sw) star_width(&sp, va_arg(args, int));
+    if (spr) {
+      int p = va_arg(args, int);
+      sp.prec = p < 0 ? -1 : p;
+    }
+    bool wide = len >= LEN_LONG;
+    switch (c) {
+      case 'd':
+      case 'i': {
+        int64_t v = narrow_signed(wide ? va_arg(args, int64_t) : va_arg(args, int), len);
+        uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        put_int(&o, &sp, mag, 10, false, v < 0 ? "-" : sp.plus ? "+" : sp.space ? " " : "");
+        break;
+      }
+      case 'u':
+      case 'o':
+      case 'x':
+      case 'X': {
+        uint64_t v = narrow_unsigned(wide ? va_arg(args, uint64_t) : va_arg(args, unsigned), len);
+        const char *prefix = "";
+        if (sp.alt && v != 0 && (c == 'x' || c == 'X')) prefix = c == 'x' ? "0x" : "0X";
+        put_int(&o, &sp, v, c == 'u' ? 10 : c == 'o' ? 8 : 16, c == 'X', prefix);
+        break;
+      }
+      case 'p': {
+        uintptr_t v = (uintptr_t)va_arg(args, void *);
+        if (v == 0) {
+          put_padded(&o, &sp, "(nil)", 5);
+        } else {
+          sp.alt = false;
+          put_int(&o, &sp, v, 16, false, sp.plus ? "+0x" : sp.space ? " 0x" : "0x");
+        }
+        break;
+      }
+      case 'c': {
+        char ch = (char)va_arg(args, int);
+        put_padded(&o, &sp, &ch, 1);
+        break;
+      }
+      case 's': {
+        const char *s = va_arg(args, const char *);
+        /* glibc: "(null)", or nothing when the precision cannot hold it */
+        if (s == NULL) s = sp.prec >= 0 && sp.prec < 6 ? "" : "(null)";
+        size_t n = 0;
+        while (s[n] != 0 && (sp.prec < 0 || n < (size_t)sp.prec)) n++;
+        put_padded(&o, &sp, s, n);
+        break;
+      }
+      default: /* '%' */
+        put(&o, '%');
     }
   }
   va_end(args);

@@ -323,8 +323,11 @@ static void warn_bad(const sc_setting_t *s, const char *v) {
     char sig[20] = "";
     if (n != 0) {
       size_t k = sc__format(sig, sizeof(sig), "SIG");
-      for (size_t i = 0; i < 16 && name[i] != 0; i++)
-        sig[k++] = name[i] >= 'a' && name[i] <= 'z' ? (char)(name[i] - 'a' + 'A') : name[i];
+      for (size_t i = 0; i < 16 && name[i] != 0; i++) {
+        char ch = name[i];
+        if (ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
+        sig[k++] = ch;
+      }
       sig[k] = 0;
     }
     sc__format(refused, sizeof(refused), "%s%s (%s): ", sig, n != 0 ? " is refused" : "refused",
