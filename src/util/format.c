@@ -242,7 +242,8 @@ size_t sc__vformat(char *buf, size_t cap, const char *fmt, va_list ap) {
         /* glibc: "(null)", or nothing when the precision cannot hold it */
         if (s == NULL) s = sp.prec >= 0 && sp.prec < 6 ? "" : "(null)";
         size_t n = 0;
-        while (s[n] != 0 && (sp.prec < 0 || n < (size_t)sp.prec)) n++;
+        while ((sp.prec < 0 || n < (size_t)sp.prec) && s[n] != 0)
+          n++; /* no byte past the precision */
         put_padded(&o, &sp, s, n);
         break;
       }
