@@ -230,6 +230,49 @@ static inline void bench_result(const char *name, double metric, const char *uni
   fflush(stdout);
 }
 
+#ifndef __cplusplus
+/* ---- two threads passing blocks (sizes_2t, sizes_2t_rounds) ---- */
+
+#define BENCH_RING 4096
+
+/** A block made by bench_stamp: its address, size and tag. */
+typedef struct bench_blk_s {
+  void *p;
+  uint32_t n;
+  uint64_t tag;
+} bench_blk_t;
+
+/* Blocks passed from one thread to the other (one producer, one consumer). */
+typedef struct bench_ring_s {
+  bench_blk_t slot[BENCH_RING];
+  _Alignas(64) _Atomic uint64_t head; /* next to write (producer) */
+  _Alignas(64) _Atomic uint64_t tail; /* next to read (consumer) */
+} bench_ring_t;
+
+/** Check block b, then free it. */
+static inline void bench_check_free(bench_blk_t b) {
+  bench_check(b.p, b.n, b.tag);
+  free(b.p);
+}
+
+/** Pass a block to the other thread; false when the ring is full. */
+static inline int bench_ring_put(bench_ring_t *q, bench_blk_t b) {
+  uint64_t h = atomic_load_explicit(&q->head, memory_order_relaxed);
+  if (h - atomic_load_explicit(&q->tail, memory_order_acquire) >= BENCH_RING) return 0;
+  q->slot[h % BENCH_RING] = b;
+  atomic_store_explicit(&q->head, h + 1, memory_order_release);
+  return 1;
+}
+
+/** Check and free every block waiting in the ring. */
+static inline void bench_ring_drain(bench_ring_t *q) {
+  uint64_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
+  uint64_t h = atomic_load_explicit(&q->head, memory_order_acquire);
+  for (; t < h; t++) bench_check_free(q->slot[t % BENCH_RING]);
+  atomic_store_explicit(&q->tail, t, memory_order_release);
+}
+#endif /* !__cplusplus */
+
 /** Defines the globals above; expand once per program. */
 #define BENCH_GLOBALS                \
   BENCH_TLS uint64_t bench_stamped;  \

@@ -25,55 +25,19 @@
 
 BENCH_GLOBALS
 
-#define RING 4096
 #define MAX_SIZE 16384
-
-typedef struct blk_s {
-  void *p;
-  uint32_t n;
-  uint64_t tag;
-} blk_t;
-
-/* Blocks passed from one thread to the other. */
-typedef struct ring_s {
-  blk_t slot[RING];
-  _Alignas(64) _Atomic uint64_t head; /* next to write (producer) */
-  _Alignas(64) _Atomic uint64_t tail; /* next to read (consumer) */
-} ring_t;
 
 typedef struct worker_s {
   pthread_t tid;
   uint64_t seed, ops;
   size_t nslots;
   unsigned pass; /* permille of the blocks taken out passed to the other thread */
-  ring_t *in, *out;
+  bench_ring_t *in, *out;
   _Atomic int *done; /* threads that finished their steps */
 } worker_t;
 
-static void check_free(blk_t b) {
-  bench_check(b.p, b.n, b.tag);
-  free(b.p);
-}
-
-/** Pass a block to the other thread; false when the ring is full. */
-static int ring_put(ring_t *q, blk_t b) {
-  uint64_t h = atomic_load_explicit(&q->head, memory_order_relaxed);
-  if (h - atomic_load_explicit(&q->tail, memory_order_acquire) >= RING) return 0;
-  q->slot[h % RING] = b;
-  atomic_store_explicit(&q->head, h + 1, memory_order_release);
-  return 1;
-}
-
-/** Check and free every block waiting in the ring. */
-static void ring_drain(ring_t *q) {
-  uint64_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
-  uint64_t h = atomic_load_explicit(&q->head, memory_order_acquire);
-  for (; t < h; t++) check_free(q->slot[t % RING]);
-  atomic_store_explicit(&q->tail, t, memory_order_release);
-}
-
-static blk_t make(bench_rng_t *r) {
-  blk_t b;
+static bench_blk_t make(bench_rng_t *r) {
+  bench_blk_t b;
   b.n = (uint32_t)bench_range(r, 16, MAX_SIZE);
   b.tag = bench_next(r);
   b.p = bench_nonnull(malloc(b.n), b.n);
@@ -84,24 +48,25 @@ static blk_t make(bench_rng_t *r) {
 static void *work(void *arg) {
   worker_t *w = arg;
   bench_rng_t r = bench_rng(w->seed);
-  blk_t *s = bench_nonnull(calloc(w->nslots, sizeof(blk_t)), w->nslots * sizeof(blk_t));
+  bench_blk_t *s =
+      bench_nonnull(calloc(w->nslots, sizeof(bench_blk_t)), w->nslots * sizeof(bench_blk_t));
   for (size_t i = 0; i < w->nslots; i++) s[i] = make(&r);
   for (uint64_t i = 0; i < w->ops; i++) {
     size_t k = (size_t)(bench_next(&r) % w->nslots);
-    blk_t old = s[k];
+    bench_blk_t old = s[k];
     s[k] = make(&r);
-    if (!bench_chance(&r, w->pass) || !ring_put(w->out, old)) check_free(old);
-    if ((i & 15) == 0) ring_drain(w->in);
+    if (!bench_chance(&r, w->pass) || !bench_ring_put(w->out, old)) bench_check_free(old);
+    if ((i & 15) == 0) bench_ring_drain(w->in);
   }
-  for (size_t i = 0; i < w->nslots; i++) check_free(s[i]);
+  for (size_t i = 0; i < w->nslots; i++) bench_check_free(s[i]);
   free(s);
   /* Drain until the other thread has finished sending too. */
   atomic_fetch_add(w->done, 1);
   while (atomic_load(w->done) < 2) {
-    ring_drain(w->in);
+    bench_ring_drain(w->in);
     sched_yield();
   }
-  ring_drain(w->in);
+  bench_ring_drain(w->in);
   bench_thread_done();
   return NULL;
 }
@@ -112,7 +77,7 @@ int main(int argc, char **argv) {
   size_t slots = (size_t)bench_opt(argc, argv, "--slots", 1000);
   unsigned pass = (unsigned)bench_opt(argc, argv, "--pass", 125);
   if (slots < 1) slots = 1;
-  static ring_t rings[2];
+  static bench_ring_t rings[2];
   _Atomic int done = 0;
   worker_t w[2];
   uint64_t t0 = bench_now_ns();

@@ -26,54 +26,17 @@
 
 BENCH_GLOBALS
 
-#define RING 4096
-
-typedef struct blk_s {
-  void *p;
-  uint32_t n;
-  uint64_t tag;
-} blk_t;
-
-/* Blocks passed from one thread to the other (one producer, one consumer). */
-typedef struct ring_s {
-  blk_t slot[RING];
-  _Alignas(64) _Atomic uint64_t head; /* next to write (producer) */
-  _Alignas(64) _Atomic uint64_t tail; /* next to read (consumer) */
-} ring_t;
-
 typedef struct worker_s {
   pthread_t tid;
   uint64_t seed, rounds, steps, made;
   size_t min_ws, max_ws, max_size;
   unsigned pass; /* permille of the blocks given up passed to the other thread */
-  ring_t *in, *out;
+  bench_ring_t *in, *out;
   pthread_barrier_t *barrier;
 } worker_t;
 
-static void check_free(blk_t b) {
-  bench_check(b.p, b.n, b.tag);
-  free(b.p);
-}
-
-/** Pass a block to the other thread; false when the ring is full. */
-static int ring_put(ring_t *q, blk_t b) {
-  uint64_t h = atomic_load_explicit(&q->head, memory_order_relaxed);
-  if (h - atomic_load_explicit(&q->tail, memory_order_acquire) >= RING) return 0;
-  q->slot[h % RING] = b;
-  atomic_store_explicit(&q->head, h + 1, memory_order_release);
-  return 1;
-}
-
-/** Check and free every block waiting in the ring. */
-static void ring_drain(ring_t *q) {
-  uint64_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
-  uint64_t h = atomic_load_explicit(&q->head, memory_order_acquire);
-  for (; t < h; t++) check_free(q->slot[t % RING]);
-  atomic_store_explicit(&q->tail, t, memory_order_release);
-}
-
-static blk_t make(worker_t *w, bench_rng_t *r) {
-  blk_t b;
+static bench_blk_t make(worker_t *w, bench_rng_t *r) {
+  bench_blk_t b;
   b.n = (uint32_t)bench_range(r, 16, w->max_size);
   b.tag = bench_next(r);
   b.p = bench_nonnull(malloc(b.n), b.n);
@@ -83,27 +46,28 @@ static blk_t make(worker_t *w, bench_rng_t *r) {
 }
 
 /** A block given up: to the other thread one time in 1000/pass, else freed here. */
-static void give_up(worker_t *w, bench_rng_t *r, blk_t b) {
-  if (!bench_chance(r, w->pass) || !ring_put(w->out, b)) check_free(b);
+static void give_up(worker_t *w, bench_rng_t *r, bench_blk_t b) {
+  if (!bench_chance(r, w->pass) || !bench_ring_put(w->out, b)) bench_check_free(b);
 }
 
 static void *work(void *arg) {
   worker_t *w = arg;
   bench_rng_t r = bench_rng(w->seed);
-  blk_t *s = bench_nonnull(calloc(w->max_ws, sizeof(blk_t)), w->max_ws * sizeof(blk_t));
+  bench_blk_t *s =
+      bench_nonnull(calloc(w->max_ws, sizeof(bench_blk_t)), w->max_ws * sizeof(bench_blk_t));
   for (uint64_t round = 0; round < w->rounds; round++) {
     size_t ws = (size_t)bench_range(&r, w->min_ws, w->max_ws);
     for (size_t i = 0; i < ws; i++) s[i] = make(w, &r);
     for (uint64_t i = 0; i < w->steps; i++) {
       size_t k = (size_t)(bench_next(&r) % ws);
-      blk_t old = s[k];
+      bench_blk_t old = s[k];
       s[k] = make(w, &r);
       give_up(w, &r, old);
-      if ((i & 15) == 0) ring_drain(w->in);
+      if ((i & 15) == 0) bench_ring_drain(w->in);
     }
     for (size_t i = 0; i < ws; i++) give_up(w, &r, s[i]);
     pthread_barrier_wait(w->barrier); /* both have sent everything */
-    ring_drain(w->in);
+    bench_ring_drain(w->in);
     pthread_barrier_wait(w->barrier); /* and freed what they got */
   }
   free(s);
@@ -122,7 +86,7 @@ int main(int argc, char **argv) {
   if (min_ws < 1) min_ws = 1;
   if (max_ws < min_ws) max_ws = min_ws;
   if (max_size < 16) max_size = 16; /* stamps need 16 B */
-  static ring_t rings[2];
+  static bench_ring_t rings[2];
   pthread_barrier_t barrier;
   pthread_barrier_init(&barrier, NULL, 2);
   worker_t w[2];

@@ -15,7 +15,8 @@ $(BUILD)/tests/progs/settings_prog_linked: tests/progs/settings_prog.c $(AR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) -DSETTINGS_PROG_LINKED -o $@ $< $(AR_LIB) -lpthread -ldl
 
-$(BUILD)/tests/progs/settings_doc: tests/progs/settings_doc.c src/util/settings.h $(AR_LIB)
+$(BUILD)/tests/progs/settings_doc: tests/progs/settings_doc.c src/util/settings.h src/util/settings.def \
+                                   $(AR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) -o $@ $< $(AR_LIB) -lpthread -ldl
 

@@ -76,6 +76,14 @@ static void in_dir(char *out, size_t cap, const char *name) {
   snprintf(out, cap, "%s/%s", dir, name);
 }
 
+/** A report's file dir/name (removed if an earlier run left it) into path,
+ * and the SIZECLASS_STATS=path that asks for it into var. */
+static void report_in_dir(char *path, size_t cap, char *var, size_t var_cap, const char *name) {
+  in_dir(path, cap, name);
+  unlink(path);
+  snprintf(var, var_cap, "SIZECLASS_STATS=%s", path);
+}
+
 /** The JSON report at path parses (python3's json module, strictly); its
  * "reason" (unquoted) into reason. */
 static void json_reason(const char *path, char *reason, size_t cap) {
@@ -147,10 +155,8 @@ Test(arrives, a_report_to_a_closed_stdout_says_why_on_stderr, .timeout = 60) {
 /* ---- 2. the library's own aborts ------------------------------------------------------- */
 
 Test(arrives, frame_check_abort_writes_the_json_report_first, .timeout = 60) {
-  char path[128], reason[512];
-  in_dir(path, sizeof(path), "r.json");
-  char var[160];
-  snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+  char path[128], reason[512], var[160];
+  report_in_dir(path, sizeof(path), var, sizeof(var), "r.json");
   const char *const env[] = {var, "SIZECLASS_FRAME_CHECK=abort", "SIZECLASS_FRAME_CHECK_AFTER=1",
                              NULL};
   const char *const args[] = {"frame_abort", NULL};
@@ -166,8 +172,7 @@ Test(arrives, frame_check_abort_writes_the_json_report_first, .timeout = 60) {
 
 Test(arrives, double_free_writes_the_report_first, .timeout = 60) {
   char path[128], reason[512], var[160];
-  in_dir(path, sizeof(path), "r.json");
-  snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+  report_in_dir(path, sizeof(path), var, sizeof(var), "r.json");
   const char *const env[] = {var, NULL};
   const char *const args[] = {"double_free", NULL};
   run_t r;
@@ -219,9 +224,7 @@ Test(arrives, an_abort_on_broken_metadata_still_ends_by_abort, .timeout = 240) {
   pr_prog_path(prog, sizeof(prog), "debug/corrupt");
   for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
     char path[128], var[160], reason[512];
-    in_dir(path, sizeof(path), "r.json");
-    unlink(path);
-    snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+    report_in_dir(path, sizeof(path), var, sizeof(var), "r.json");
     const char *const env[] = {var, NULL};
     char *argv[] = {prog, (char *)kinds[i], NULL};
     pr_opts_t o = {.timeout_s = 60, .drop_sizeclass_env = true, .env = env};
@@ -244,8 +247,7 @@ Test(arrives, an_abort_on_broken_metadata_still_ends_by_abort, .timeout = 240) {
 Test(arrives, a_fault_in_the_abort_report_aborts_at_once, .timeout = 60) {
   char prog[512], path[128], var[160];
   pr_prog_path(prog, sizeof(prog), "linked/report_fault");
-  in_dir(path, sizeof(path), "r.json");
-  snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+  report_in_dir(path, sizeof(path), var, sizeof(var), "r.json");
   const char *const env[] = {var, NULL};
   char *argv[] = {prog, NULL};
   pr_opts_t o = {.timeout_s = 60, .drop_sizeclass_env = true, .env = env};
@@ -264,9 +266,7 @@ Test(arrives, a_fault_in_the_abort_report_aborts_at_once, .timeout = 60) {
 
 static void terminated_case(const char *name, int sig) {
   char path[128], reason[128], var[160], want[64];
-  in_dir(path, sizeof(path), "r.json");
-  unlink(path);
-  snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+  report_in_dir(path, sizeof(path), var, sizeof(var), "r.json");
   const char *const env[] = {var, NULL};
   const char *const args[] = {"kill", name, NULL};
   run_t r;
@@ -286,8 +286,7 @@ Test(arrives, termination_signals_write_the_report_and_kill_as_before, .timeout 
 
 Test(arrives, a_program_with_its_own_sigterm_handler_keeps_it, .timeout = 60) {
   char path[128], reason[128], var[160];
-  in_dir(path, sizeof(path), "r.json");
-  snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+  report_in_dir(path, sizeof(path), var, sizeof(var), "r.json");
   const char *const env[] = {var, NULL};
   const char *const args[] = {"own_term", NULL};
   run_t r;
@@ -306,8 +305,7 @@ Test(arrives, a_program_with_its_own_sigterm_handler_keeps_it, .timeout = 60) {
  * handler it installs replaces ours. */
 Test(arrives, the_program_still_reads_the_default_action_and_replaces_ours, .timeout = 60) {
   char path[128], reason[128], var[160];
-  in_dir(path, sizeof(path), "r.json");
-  snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+  report_in_dir(path, sizeof(path), var, sizeof(var), "r.json");
   const char *const env[] = {var, NULL};
   const char *const peek[] = {"peek", NULL};
   run_t r;
@@ -359,9 +357,7 @@ Test(arrives, without_a_report_a_termination_signal_is_untouched, .timeout = 60)
 
 static void crash_case(const char *mode, int sig, const char *want, bool on) {
   char path[128], reason[128], var[160];
-  in_dir(path, sizeof(path), "r.json");
-  unlink(path);
-  snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+  report_in_dir(path, sizeof(path), var, sizeof(var), "r.json");
   const char *const env[] = {var, on ? "SIZECLASS_STATS_ON_CRASH=1" : NULL, NULL};
   const char *const args[] = {mode, NULL};
   run_t r;
@@ -398,8 +394,7 @@ Test(arrives, crashes_write_nothing_by_default, .timeout = 60) {
 
 Test(arrives, a_bad_on_crash_value_warns_and_switches_nothing_on, .timeout = 60) {
   char path[128], var[160];
-  in_dir(path, sizeof(path), "r.json");
-  snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+  report_in_dir(path, sizeof(path), var, sizeof(var), "r.json");
   const char *const env[] = {var, "SIZECLASS_STATS_ON_CRASH=banana", NULL};
   const char *const args[] = {"segv", NULL};
   run_t r;
@@ -428,8 +423,7 @@ Test(arrives, a_program_with_its_own_sigsegv_handler_keeps_it, .timeout = 60) {
  * its own faults are its report (an abort), others the crash report's. */
 Test(arrives, guard_pages_and_the_crash_report_cooperate, .timeout = 60) {
   char path[128], reason[512], var[160];
-  in_dir(path, sizeof(path), "r.json");
-  snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+  report_in_dir(path, sizeof(path), var, sizeof(var), "r.json");
   const char *const env[] = {var, "SIZECLASS_STATS_ON_CRASH=1", "SIZECLASS_GUARD=1", NULL};
   const char *const uaf[] = {"uaf", NULL};
   run_t r;
@@ -454,9 +448,7 @@ Test(arrives, underscore_exit_writes_the_report, .timeout = 60) {
   const char *const modes[] = {"_exit", "_Exit"};
   for (size_t i = 0; i < 2; i++) {
     char path[128], reason[128], var[160];
-    in_dir(path, sizeof(path), "r.json");
-    unlink(path);
-    snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", path);
+    report_in_dir(path, sizeof(path), var, sizeof(var), "r.json");
     const char *const env[] = {var, NULL};
     const char *const args[] = {modes[i], NULL};
     run_t r;

@@ -21,6 +21,16 @@ static pr_result_t run(const char *prog, const char *const *args, const char *co
   return r;
 }
 
+/** A fresh JSON report file from the template path ("/tmp/NAME_XXXXXX.json",
+ * made with mkstemps), and the SIZECLASS_STATS=path that asks for it into
+ * stats. */
+static void json_report_file(char *path, char *stats, size_t cap) {
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0, "mkstemps %s", path);
+  close(fd);
+  snprintf(stats, cap, "SIZECLASS_STATS=%s", path);
+}
+
 static unsigned count_of(const char *hay, const char *needle) {
   unsigned n = 0;
   for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle)) n++;
@@ -44,11 +54,8 @@ Test(tags, figures_match_the_programs_books) {
 /* The same under a report: the JSON holds the tags and threads. */
 Test(tags, json_report_has_tags_and_threads) {
   char path[] = "/tmp/sc_tags_XXXXXX.json";
-  int fd = mkstemps(path, 5);
-  cr_assert(fd >= 0);
-  close(fd);
   char stats[600];
-  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", path);
+  json_report_file(path, stats, sizeof(stats));
   const char *env[] = {stats, "SIZECLASS_STATS_FORMAT=json", NULL};
   pr_result_t r = run("tags_exact", NULL, env);
   cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
@@ -87,11 +94,8 @@ Test(tags, budget_abort_stops_at_the_crossing) {
  * breach. 1024 blocks of 256 B (256 KiB) cross 64 KiB. */
 Test(tags, budget_abort_writes_the_report_first) {
   char path[] = "/tmp/sc_tagab_XXXXXX.json";
-  int fd = mkstemps(path, 5);
-  cr_assert(fd >= 0);
-  close(fd);
   char stats[600];
-  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", path);
+  json_report_file(path, stats, sizeof(stats));
   const char *env[] = {"SIZECLASS_BUDGET=tag:audio=64KiB", "SIZECLASS_BUDGET_ACTION=abort", stats,
                        "SIZECLASS_STATS_FORMAT=json", NULL};
   const char *args[] = {"1024", NULL};
@@ -157,11 +161,8 @@ Test(tags, budget_bad_entries_warn_once_each) {
  * and HTML are escaped in the JSON (it parses, the names come back). */
 Test(tags, odd_names_warn_and_are_escaped) {
   char path[] = "/tmp/sc_tagn_XXXXXX.json";
-  int fd = mkstemps(path, 5);
-  cr_assert(fd >= 0);
-  close(fd);
   char stats[600];
-  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", path);
+  json_report_file(path, stats, sizeof(stats));
   const char *env[] = {stats, "SIZECLASS_STATS_FORMAT=json", NULL};
   const char *args[] = {"names", NULL};
   pr_result_t r = run("tags_budget", args, env);
@@ -237,11 +238,8 @@ Test(tags, rules_tag_by_the_callers_library) {
 Test(tags, report_diff_fails_on_a_tag_figure) {
   cr_at_source_root("scripts/sizeclass-report");
   char path[] = "/tmp/sc_tagd_XXXXXX.json";
-  int fd = mkstemps(path, 5);
-  cr_assert(fd >= 0);
-  close(fd);
   char stats[600];
-  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", path);
+  json_report_file(path, stats, sizeof(stats));
   const char *env[] = {stats, "SIZECLASS_STATS_FORMAT=json", NULL};
   pr_result_t r = run("tags_exact", NULL, env);
   cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
@@ -282,11 +280,8 @@ Test(tags, budgets_set_at_run_time) {
 Test(tags, named_snapshots_hold_tags_and_threads) {
   cr_at_source_root("scripts/sizeclass-report");
   char path[] = "/tmp/sc_tagsn_XXXXXX.json";
-  int fd = mkstemps(path, 5);
-  cr_assert(fd >= 0);
-  close(fd);
   char stats[600];
-  snprintf(stats, sizeof(stats), "SIZECLASS_STATS=%s", path);
+  json_report_file(path, stats, sizeof(stats));
   const char *env[] = {stats, "SIZECLASS_STATS_FORMAT=json", "SIZECLASS_STATS_EXACT=1", NULL};
   const char *args[] = {"snap", NULL};
   pr_result_t r = run("tags_budget", args, env);

@@ -4,6 +4,7 @@
  * action (SIZECLASS_BUDGET_ACTION: warn, or abort with the report). */
 #include "features/budget.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "features/stack.h"
 #include "features/tags.h"
 #include "sizeclass.h"
+#include "util/format.h"
 #include "util/settings.h"
 #include "util/symbolize.h"
 
@@ -33,67 +35,42 @@ static budget_t budgets[BUDGETS];
 static unsigned budgets_n;
 static pthread_mutex_t budget_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* ---- text, without stdio ------------------------------------------------------------ */
+/* ---- text, without stdio (util/format.h) ---------------------------------------- */
 
-typedef struct {
-  char buf[512];
-  size_t len;
-} line_t;
+/** The longest budget line. */
+#define LINE_CAP 512
 
-static void put(line_t *l, const char *s) {
-  while (*s && l->len < sizeof(l->buf) - 1) {
-    char ch = *s++;
-    if ((unsigned char)ch < 0x20) ch = '?';
-    l->buf[l->len++] = ch;
-  }
-  l->buf[l->len] = 0;
-}
-
-static void put_u(line_t *l, uint64_t v) {
-  char tmp[24];
-  size_t n = 0;
-  do tmp[n++] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
-  while (n > 0 && l->len < sizeof(l->buf) - 1) l->buf[l->len++] = tmp[--n];
-  l->buf[l->len] = 0;
-}
-
-/** "32.0 MiB", "512 B". */
-static void put_size(line_t *l, uint64_t v) {
+/** "32.0 MiB", "512 B" into out (32 bytes at least). */
+static const char *size_text(char *out, size_t cap, uint64_t v) {
   static const char *units[] = {"KiB", "MiB", "GiB", "TiB"};
   if (v < 1024) {
-    put_u(l, v);
-    put(l, " B");
-    return;
+    sc__format(out, cap, "%" PRIu64 " B", v);
+    return out;
   }
   unsigned u = 0;
   uint64_t d = 1024;
   while (u < 3 && v / d >= 1024) d <<= 10, u++;
   uint64_t tenths = (v * 10 + d / 2) / d;
-  put_u(l, tenths / 10);
-  put(l, ".");
-  put_u(l, tenths % 10);
-  put(l, " ");
-  put(l, units[u]);
+  sc__format(out, cap, "%" PRIu64 ".%" PRIu64 " %s", tenths / 10, tenths % 10, units[u]);
+  return out;
 }
 
-static void put_what(line_t *l, const budget_t *b) {
+/** "total", "tag:NAME", "class:BYTES" or "thread:NAME" into out. */
+static const char *what_text(char *out, size_t cap, const budget_t *b) {
   switch (b->kind) {
     case B_TOTAL:
-      put(l, "total");
+      sc__format(out, cap, "total");
       break;
     case B_TAG:
-      put(l, "tag:");
-      put(l, b->name);
+      sc__format(out, cap, "tag:%s", b->name);
       break;
     case B_CLASS:
-      put(l, "class:");
-      put_u(l, sc__class_size(b->cls));
+      sc__format(out, cap, "class:%zu", sc__class_size(b->cls));
       break;
     default:
-      put(l, "thread:");
-      put(l, b->name);
+      sc__format(out, cap, "thread:%s", b->name);
   }
+  return out;
 }
 
 /* ---- parsing ------------------------------------------------------------------------ */
@@ -188,19 +165,13 @@ static bool budget_put(const budget_t *nb, uint64_t limit) {
 
 static void warn_entry(const char *what, const char *e, size_t len) {
   while (len > 0 && *e == ' ') e++, len--;
-  line_t l = {{0}, 0};
-  put(&l, "SIZECLASS_BUDGET: ");
-  put(&l, what);
-  put(&l, " \"");
-  char cut[80];
-  size_t n = len < sizeof(cut) - 1 ? len : sizeof(cut) - 1;
-  memcpy(cut, e, n);
-  cut[n] = 0;
-  put(&l, cut);
-  put(&l,
-      "\" ignored (expected total=SIZE, tag:NAME=SIZE, class:BYTES=SIZE or thread:NAME=SIZE, "
-      "SIZE like 32MiB)");
-  sc__warn(l.buf);
+  char line[LINE_CAP];
+  sc__format(line, sizeof(line),
+             "SIZECLASS_BUDGET: %s \"%.*s\" ignored (expected total=SIZE, tag:NAME=SIZE, "
+             "class:BYTES=SIZE or thread:NAME=SIZE, SIZE like 32MiB)",
+             what, (int)(len < 79 ? len : 79), e);
+  sc__text_printable(line);
+  sc__warn(line);
 }
 
 bool sc__budget_decide(void) {
@@ -296,48 +267,39 @@ static uint64_t budget_live(const budget_t *b, sc_arena_t *a) {
   }
 }
 
-/** "mix_voice < audio_update < main": the caller's functions (the
- * program's frames, outside the C library and this one). */
-static void put_callers(line_t *l) {
+/** "mix_voice < audio_update < main" into out: the caller's functions
+ * (the program's frames, outside the C library and this one). */
+static const char *callers_text(char *out, size_t cap) {
   uintptr_t pcs[16];
   unsigned n = sc__unwind(pcs, 16), shown = 0;
+  size_t len = 0;
   sc_symbolizer_t *sym = n ? sc__sym_open(false) : NULL;
   for (unsigned i = 0; i < n && shown < 3 && sym != NULL; i++) {
     sc_frame_info_t f;
     sc__sym_frame(sym, pcs[i], &f);
     if (f.allocator) continue;
-    if (shown++) put(l, " < ");
-    if (f.name != NULL) {
-      put(l, f.name);
-    } else {
-      char loc[96];
-      sc__sym_location(loc, sizeof(loc), &f);
-      put(l, loc);
-    }
+    char loc[96];
+    if (f.name == NULL) sc__sym_location(loc, sizeof(loc), &f);
+    len += sc__format(out + len, cap - len, "%s%s", shown++ ? " < " : "",
+                      f.name != NULL ? f.name : loc);
   }
   if (sym != NULL) sc__sym_close(sym);
-  if (shown == 0) put(l, "an unknown caller");
+  if (shown == 0) sc__format(out, cap, "an unknown caller");
+  return out;
 }
 
 static void breach(budget_t *b, uint64_t live, size_t n) {
-  line_t l = {{0}, 0};
-  put(&l, "budget ");
-  put_what(&l, b);
-  put(&l, " ");
-  put_size(&l, b->limit);
-  put(&l, " exceeded: ");
-  put_size(&l, live);
-  put(&l, " live at frame ");
-  put_u(&l, b->first_frame);
-  put(&l, " (allocation of ");
-  put_u(&l, n);
-  put(&l, " B by ");
-  put_callers(&l);
-  put(&l, ")");
+  char line[LINE_CAP], what[96], limit[32], now[32], callers[LINE_CAP];
+  sc__format(line, sizeof(line),
+             "budget %s %s exceeded: %s live at frame %" PRIu64 " (allocation of %zu B by %s)",
+             what_text(what, sizeof(what), b), size_text(limit, sizeof(limit), b->limit),
+             size_text(now, sizeof(now), live), b->first_frame, n,
+             callers_text(callers, sizeof(callers)));
+  sc__text_printable(line);
   /* abort: the line, the report (SIZECLASS_STATS, reason "abort: budget
    * ..."), then abort() (core/harden.c). */
-  if (sc__setting(SC_SET_BUDGET_ACTION) == SC_BUDGET_ACTION_ABORT) sc__abort_with_report(l.buf);
-  sc__warn(l.buf);
+  if (sc__setting(SC_SET_BUDGET_ACTION) == SC_BUDGET_ACTION_ABORT) sc__abort_with_report(line);
+  sc__warn(line);
 }
 
 static _Thread_local bool checking; /* the unwinder may allocate: no re-entry */
@@ -401,10 +363,8 @@ size_t sc__budget_list(sc_budget_view_t *out, size_t cap) {
   unsigned count = __atomic_load_n(&budgets_n, __ATOMIC_ACQUIRE);
   for (unsigned i = 0; i < count && i < cap; i++) {
     const budget_t *b = &budgets[i];
-    line_t l = {{0}, 0};
-    put_what(&l, b);
-    memcpy(out[i].what, l.buf, sizeof(out[i].what) - 1);
-    out[i].what[sizeof(out[i].what) - 1] = 0;
+    what_text(out[i].what, sizeof(out[i].what), b);
+    sc__text_printable(out[i].what);
     out[i].limit = b->limit;
     out[i].live = b->live;
     out[i].peak = b->peak;

@@ -17,6 +17,7 @@
  * page that emptied is carved again below its high-water mark. */
 #include "features/check.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 
 #include "core/alloc.h"
 #include "util/diag.h"
+#include "util/format.h"
 #include "features/exact.h"
 #include "util/settings.h"
 
@@ -53,22 +55,11 @@ static sc_tls bool releasing;
  * `what` is "overflow past the R-byte request" when req is not SIZE_MAX. */
 static sc_noreturn sc_cold void report(const char *what, size_t req, const void *b, size_t size,
                                        size_t byte) {
-  sc_diag_t d = {.len = 0};
-  if (req != SIZE_MAX) {
-    sc__diag_str(&d, "overflow past the ");
-    sc__diag_uint(&d, req);
-    sc__diag_str(&d, "-byte request");
-  } else {
-    sc__diag_str(&d, what);
-  }
-  sc__diag_str(&d, " in block ");
-  sc__diag_hex(&d, (uintptr_t)b);
-  sc__diag_str(&d, " (class ");
-  sc__diag_uint(&d, size);
-  sc__diag_str(&d, " B): byte ");
-  sc__diag_uint(&d, byte);
-  sc__diag_str(&d, " changed");
-  sc__abort_with_report(sc__diag_cstr(&d));
+  char line[SC_DIAG_CAP], over[64];
+  if (req != SIZE_MAX) sc__format(over, sizeof(over), "overflow past the %zu-byte request", req);
+  sc__format(line, sizeof(line), "%s in block 0x%" PRIxPTR " (class %zu B): byte %zu changed",
+             req != SIZE_MAX ? over : what, (uintptr_t)b, size, byte);
+  sc__abort_with_report(line);
 }
 
 /* ---- the patterns ------------------------------------------------------------- */

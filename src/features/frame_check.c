@@ -16,6 +16,7 @@
  * are carved: the system allocator's blocks (> 1024 B) are not checked. */
 #include "features/frame_check.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@
 #include "util/symbolize.h"
 #include "features/timeline.h"
 #include "core/snapshot.h"
-#include "util/stream.h"
+#include "util/format.h"
 
 enum { MODE_OFF = 0, MODE_WARN = 1, MODE_ABORT = 2 };
 enum { API_NONE = 0, API_ON = 1, API_OFF = 2 };
@@ -58,45 +59,21 @@ static uint64_t after_frame(void) {
 
 /* ---- the message ------------------------------------------------------------------------- */
 
-typedef struct {
-  char buf[1400];
-  size_t len;
-} line_t;
-
-static void add(line_t *l, const char *s) {
-  while (*s && l->len < sizeof(l->buf) - 2) l->buf[l->len++] = *s++;
-}
-
-static void add_uint(line_t *l, uint64_t v, unsigned base_, const char *prefix) {
-  char tmp[24];
-  int n = 0;
-  do tmp[n++] = "0123456789abcdef"[v % base_];
-  while ((v /= base_) != 0);
-  add(l, prefix);
-  while (n > 0 && l->len < sizeof(l->buf) - 2) l->buf[l->len++] = tmp[--n];
-}
-
-/** " at FUNCTION (MODULE+0xOFFSET)": the innermost frame of the calling
- * thread's stack outside libsizeclass and the C library. */
-static void add_site(line_t *l) {
+/** " at FUNCTION (MODULE+0xOFFSET)" into out: the innermost frame of the
+ * calling thread's stack outside libsizeclass and the C library; "" when
+ * no stack is recorded. */
+static void site_text(char *out, size_t cap) {
   uintptr_t pcs[SC_UNWIND_DEPTH];
   unsigned n = sc__sites_stack_now(pcs, SC_UNWIND_DEPTH);
   if (n == 0) return;
   sc_symbolizer_t *sym = sc__sym_open(false); /* inside malloc: no loader lock */
   if (sym == NULL) return;
-  sc_frame_info_t f;
-  unsigned i = 0;
-  do sc__sym_frame(sym, pcs[i], &f);
-  while (f.allocator && ++i < n);
-  if (i == n) sc__sym_frame(sym, pcs[0], &f);
-  add(l, " at ");
-  if (f.name != NULL) {
-    add(l, f.name);
-    add(l, " (");
-  }
-  add(l, f.module[0] != 0 ? f.module : "?");
-  add_uint(l, f.offset, 16, "+0x");
-  if (f.name != NULL) add(l, ")");
+  sc_frame_info_t info[SC_UNWIND_DEPTH];
+  for (unsigned i = 0; i < n; i++) sc__sym_frame(sym, pcs[i], &info[i]);
+  const sc_frame_info_t f = info[sc__sym_first_program_frame(info, n)];
+  bool named = f.name != NULL;
+  sc__format(out, cap, " at %s%s%s+0x%" PRIxPTR "%s", named ? f.name : "", named ? " (" : "",
+             f.module[0] != 0 ? f.module : "?", f.offset, named ? ")" : "");
   sc__sym_close(sym);
 }
 
@@ -108,18 +85,13 @@ static void complain(uint64_t frame, unsigned c, bool site) {
   if (mode != MODE_ABORT &&
       (atomic_fetch_or_explicit(&warned, bit, memory_order_relaxed) & bit) != 0)
     return;
-  line_t l = {.len = 0};
-  static const char prefix[] = "sizeclass: ";
-  add(&l, prefix);
-  add_uint(&l, frame, 10, "frame ");
-  add_uint(&l, sc__class_size(c), 10, ": fresh carve in class ");
-  add(&l, " B");
-  if (site) add_site(&l);
-  l.buf[l.len] = 0;
+  char where[1200] = "", line[SC_DIAG_LINE_CAP - 16];
+  if (site) site_text(where, sizeof(where));
+  sc__format(line, sizeof(line), "frame %" PRIu64 ": fresh carve in class %zu B%s", frame,
+             sc__class_size(c), where);
   /* abort mode: the line, the report a run asked for, then abort() */
-  if (mode == MODE_ABORT) sc__abort_with_report(l.buf + sizeof(prefix) - 1);
-  l.buf[l.len++] = '\n';
-  sc__stream_write(2, l.buf, l.len);
+  if (mode == MODE_ABORT) sc__abort_with_report(line);
+  sc__diag_printf("sizeclass: %s", line);
 }
 
 /* ---- the check --------------------------------------------------------------------------- */

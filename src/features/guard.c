@@ -11,6 +11,7 @@
  * with an atomic state, which the fault handler reads without the lock. */
 #include "features/guard.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -21,6 +22,8 @@
 
 #include "core/alloc.h"
 #include "util/diag.h"
+#include "util/format.h"
+#include "util/rng.h"
 #include "util/settings.h"
 #include "core/snapshot.h"
 #include "util/signals.h"
@@ -56,7 +59,7 @@ uintptr_t sc__guard_base;
 size_t sc__guard_span;
 sc_guard_sites_t sc__guard_sites;
 
-static sc_tls uint64_t rng_state;
+static sc_tls sc_rng_t rng;
 static uint32_t guard_rate;
 static uint32_t nslots;
 static slot_t *slots;
@@ -70,22 +73,10 @@ static struct sigaction prev_segv, prev_bus;
 
 /* ---- sampling ---------------------------------------------------------------- */
 
-/** xorshift64*, seeded per thread from the clock and the thread's TLS
- * address (never from the hardening secrets: sampling is observable). */
+/** The thread's generator (util/rng.h), seeded at its first draw. */
 static uint64_t rng_next(void) {
-  uint64_t x = rng_state;
-  if (sc_unlikely(x == 0)) {
-    x = sc__os_now_ns() ^ ((uint64_t)(uintptr_t)&rng_state << 16);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull; /* splitmix64 finalizer */
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    if (x == 0) x = 0x9e3779b97f4a7c15ull;
-  }
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  rng_state = x;
-  return x * 0x2545f4914f6cdd1dull;
+  if (sc_unlikely(rng.s == 0)) sc__rng_seed(&rng, sc__key_secret);
+  return sc__rng_next(&rng);
 }
 
 int64_t sc__guard_draw(void) {
@@ -179,15 +170,12 @@ static void check_slack(const slot_t *s) {
   size_t len = (size_t)(((s->block | (GUARD_PAGE - 1)) + 1) - s->block) - s->size;
   size_t at = sc__diag_first_changed(p + s->size, len, GUARD_SLACK_BYTE);
   if (sc_likely(at == len)) return;
-  sc_diag_t d = {.len = 0};
-  sc__diag_str(&d, "overflow past the ");
-  sc__diag_uint(&d, s->size);
-  sc__diag_str(&d, "-byte request in block ");
-  sc__diag_hex(&d, s->block);
-  sc__diag_str(&d, " (guarded): byte ");
-  sc__diag_uint(&d, s->size + at);
-  sc__diag_str(&d, " changed");
-  sc__abort_with_report(sc__diag_cstr(&d));
+  char line[SC_DIAG_CAP];
+  sc__format(line, sizeof(line),
+             "overflow past the %zu-byte request in block 0x%" PRIxPTR
+             " (guarded): byte %zu changed",
+             (size_t)s->size, s->block, s->size + at);
+  sc__abort_with_report(line);
 }
 
 void sc__guard_free(void *p) {
@@ -240,22 +228,13 @@ void sc__guard_fork(int phase) {
 
 /* ---- the fault handler (async-signal-safe: write(2) and abort only) -------- */
 
-/** "thread N" of a slot record. */
-static void diag_thread(sc_diag_t *d, const char *what, int32_t tid) {
-  sc__diag_str(d, what);
-  sc__diag_str(d, " by thread ");
-  sc__diag_uint(d, (uint64_t)(uint32_t)tid);
-}
-
 /** "sizeclass:   <what> at <site>" when sites are recorded. */
 static void diag_site(const char *what, uint64_t site) {
   if (site == 0 || sc__guard_sites.describe == NULL) return;
-  sc_diag_t d = {.len = 0};
-  sc__diag_str(&d, "sizeclass:   ");
-  sc__diag_str(&d, what);
-  sc__diag_str(&d, " at ");
-  d.len += (unsigned)sc__guard_sites.describe(site, d.buf + d.len, sizeof(d.buf) - 1 - d.len);
-  sc__diag_emit(&d);
+  char where[SC_DIAG_CAP];
+  size_t n = sc__guard_sites.describe(site, where, sizeof(where));
+  where[n < sizeof(where) ? n : sizeof(where) - 1] = 0;
+  sc__diag_printf("sizeclass:   %s at %s", what, where);
 }
 
 /** True when the fault was a write (x86-64: the page-fault error code). */
@@ -291,36 +270,22 @@ static const slot_t *blame(uintptr_t a, const char **kind) {
 static sc_noreturn void report_fault(uintptr_t a, const void *ctx) {
   const char *kind;
   const slot_t *s = blame(a, &kind);
-  sc_diag_t d = {.len = 0};
+  char why[SC_DIAG_CAP];
   uint32_t state = s != NULL ? atomic_load_explicit(&s->state, memory_order_acquire) : SLOT_UNUSED;
   if (state == SLOT_UNUSED) {
-    sc__diag_str(&d, "wild ");
-    sc__diag_str(&d, access_kind(ctx));
-    sc__diag_str(&d, " at ");
-    sc__diag_hex(&d, a);
-    sc__diag_str(&d, " in the guard pages (no block there)");
-    sc__abort_with_report(sc__diag_cstr(&d));
+    sc__format(why, sizeof(why), "wild %s at 0x%" PRIxPTR " in the guard pages (no block there)",
+               access_kind(ctx), a);
+    sc__abort_with_report(why);
   }
-  sc__diag_str(&d, kind);
-  sc__diag_str(&d, ": ");
-  sc__diag_str(&d, access_kind(ctx));
-  sc__diag_str(&d, " at ");
-  sc__diag_hex(&d, a);
-  sc__diag_str(&d, ", offset ");
-  sc__diag_int(&d, (int64_t)(a - s->block));
-  sc__diag_str(&d, " of the ");
-  sc__diag_uint(&d, s->size);
-  sc__diag_str(&d, "-byte block ");
-  sc__diag_hex(&d, s->block);
-  sc__diag_str(&d, " (");
-  diag_thread(&d, "allocated", s->alloc_tid);
-  if (state == SLOT_FREED) diag_thread(&d, ", freed", s->free_tid);
-  sc__diag_str(&d, ")");
+  char freed[48] = "";
+  if (state == SLOT_FREED)
+    sc__format(freed, sizeof(freed), ", freed by thread %u", (uint32_t)s->free_tid);
+  sc__format(why, sizeof(why),
+             "%s: %s at 0x%" PRIxPTR ", offset %" PRId64 " of the %zu-byte block 0x%" PRIxPTR
+             " (allocated by thread %u%s)",
+             kind, access_kind(ctx), a, (int64_t)(a - s->block), (size_t)s->size, s->block,
+             (uint32_t)s->alloc_tid, freed);
   /* The line and its sites first, then the report (reason "abort: <line>"). */
-  char why[sizeof(d.buf)];
-  unsigned n = d.len;
-  __builtin_memcpy(why, d.buf, n);
-  why[n] = 0;
   sc__warn(why);
   diag_site("allocated", s->alloc_site);
   if (state == SLOT_FREED) diag_site("freed", s->free_site);

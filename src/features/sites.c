@@ -34,6 +34,9 @@
 #include "features/guard.h"
 #include "util/settings.h"
 #include "core/size_class.h"
+#include "util/format.h"
+#include "util/path.h"
+#include "util/rng.h"
 #include "util/symbolize.h"
 
 /* ---- settings ---------------------------------------------------------------------- */
@@ -66,10 +69,7 @@ static void read_folded_path(void) {
     suffix = ".folded";
   }
   size_t n = 0;
-  if (name[0] != '/' && getcwd(cfg.folded, sizeof(cfg.folded) - 1) != NULL) {
-    n = strlen(cfg.folded);
-    if (n > 0 && cfg.folded[n - 1] != '/') cfg.folded[n++] = '/';
-  }
+  if (name[0] != '/') n = sc__path_cwd_prefix(cfg.folded, sizeof(cfg.folded));
   size_t len = strlen(name), slen = strlen(suffix);
   if (n + len + slen >= sizeof(cfg.folded)) {
     sc__setting_warn(SC_SET_SITES_FOLDED, "the path is too long",
@@ -166,7 +166,7 @@ sc_tls int64_t sc__sites_left;
 int64_t sc__sites_charge;
 
 typedef struct {
-  uint64_t rng;        /* xorshift64* state */
+  sc_rng_t rng;        /* the thread's generator (util/rng.h) */
   uint8_t ready;       /* rng seeded and the first countdown drawn */
   uint8_t busy;        /* inside the sampler: allocations are not sampled */
   uint8_t fork_locked; /* this thread forks and holds every lock */
@@ -174,27 +174,16 @@ typedef struct {
 
 static sc_tls sampler_t sampler;
 
-static uint64_t next_random(sampler_t *s) {
-  s->rng ^= s->rng >> 12;
-  s->rng ^= s->rng << 25;
-  s->rng ^= s->rng >> 27;
-  return s->rng * 0x2545F4914F6CDD1Dull;
-}
-
 /** Bytes until the next sample: exponential with mean rate (at least 1). */
 static int64_t draw(sampler_t *s) {
   /* u in (0, 1]: 53 random bits, never 0. */
-  double u = (double)((next_random(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
+  double u = (double)((sc__rng_next(&s->rng) >> 11) + 1) * (1.0 / 9007199254740992.0);
   double bytes = -log_of(u) * cfg.rate_fp;
   return bytes < 1 ? 1 : bytes > 9.0e18 ? INT64_MAX : (int64_t)bytes;
 }
 
 static void seed(sampler_t *s) {
-  static _Atomic uint64_t threads;
-  uint64_t n = atomic_fetch_add_explicit(&threads, 1, memory_order_relaxed);
-  s->rng = (sc__key_secret ^ (n * 0x9E3779B97F4A7C15ull) ^ sc__os_now_ns() ^
-            (uintptr_t)&sc__sites_left) |
-           1;
+  sc__rng_seed(&s->rng, sc__key_secret);
   s->ready = 1;
 }
 
@@ -359,7 +348,7 @@ int64_t sc__sites_draw_calls(void) {
   if (!s->ready) seed(s);
   /* Geometric with p = 1 / calls: each allocation is sampled with that
    * chance, whatever came before (u in (0, 1]: never 0). */
-  double u = (double)((next_random(s) >> 11) + 1) * (1.0 / 9007199254740992.0);
+  double u = (double)((sc__rng_next(&s->rng) >> 11) + 1) * (1.0 / 9007199254740992.0);
   double gap = 1 + log_of(u) / cfg.log_keep;
   return gap > 9.0e18 ? INT64_MAX : (int64_t)gap;
 }
@@ -438,11 +427,6 @@ bool sc__sites_report_implied(void) {
 #define DESCRIBE_NAMES 4
 #define DESCRIBE_LOC_CAP 1100
 
-/** Append s to buf[*n..cap). */
-static void add_str(char *buf, size_t cap, size_t *n, const char *s) {
-  while (*s && *n + 1 < cap) buf[(*n)++] = *s++;
-}
-
 size_t sc__sites_describe(uint64_t site, char *buf, size_t cap) {
   uint32_t count;
   const sc_site_t *sites = sc__sites_table(&count);
@@ -452,21 +436,17 @@ size_t sc__sites_describe(uint64_t site, char *buf, size_t cap) {
   sc_symbolizer_t *sym = sc__sym_open(false); /* a fault handler: no loader lock */
   if (sym == NULL) return 0;
   sc_frame_info_t info[SC_UNWIND_DEPTH];
-  unsigned first = 0, shown = 0;
   for (unsigned i = 0; i < s->depth; i++) sc__sym_frame(sym, s->pcs[i], &info[i]);
-  while (first < s->depth && info[first].allocator) first++;
-  if (first == s->depth) first = 0;
+  unsigned first = sc__sym_first_program_frame(info, s->depth), shown = 0;
   for (unsigned i = first; i < s->depth && shown < DESCRIBE_NAMES; i++, shown++) {
     if (shown > 0 && info[i].allocator) break; /* the C library's start-up */
-    if (shown > 0) add_str(buf, cap, &n, " < ");
-    add_str(buf, cap, &n, info[i].name != NULL ? info[i].name : "??");
+    n += sc__format(buf + n, cap - n, "%s%s", shown > 0 ? " < " : "",
+                    info[i].name != NULL ? info[i].name : "??");
   }
   if (s->depth > first) {
     char loc[DESCRIBE_LOC_CAP];
     sc__sym_location(loc, sizeof(loc), &info[first]);
-    add_str(buf, cap, &n, " (");
-    add_str(buf, cap, &n, loc);
-    add_str(buf, cap, &n, ")");
+    n += sc__format(buf + n, cap - n, " (%s)", loc);
   }
   sc__sym_close(sym);
   return n;

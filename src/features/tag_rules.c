@@ -20,6 +20,7 @@
 
 #include "features/stack.h"
 #include "features/tags.h"
+#include "util/format.h"
 #include "util/settings.h"
 
 #define RULES 64
@@ -199,21 +200,12 @@ unsigned sc__tag_rules_caller(void) {
 /* ---- the setting ------------------------------------------------------------------ */
 
 static void warn_rule(const char *what, const char *s, size_t len) {
-  char line[256] = "SIZECLASS_TAGS: ";
-  size_t at = strlen(line);
-  const char *parts[] = {what, " \"", NULL};
-  for (unsigned k = 0; parts[k] != NULL; k++)
-    for (const char *p = parts[k]; *p && at < sizeof(line) - 80; p++) line[at++] = *p;
-  for (size_t i = 0; i < len && i < 64 && at < sizeof(line) - 64; i++) {
-    char ch = s[i];
-    if ((unsigned char)ch < 0x20) ch = '?';
-    line[at++] = ch;
-  }
-  const char *tail =
-      "\" ignored (expected NAME=PATTERN[,PATTERN...]; rules split by ';', "
-      "a pattern globs a library's file name, or main)";
-  for (const char *p = tail; *p && at < sizeof(line) - 1; p++) line[at++] = *p;
-  line[at] = 0;
+  char line[SC_DIAG_CAP];
+  sc__format(line, sizeof(line),
+             "SIZECLASS_TAGS: %s \"%.*s\" ignored (expected NAME=PATTERN[,PATTERN...]; rules "
+             "split by ';', a pattern globs a library's file name, or main)",
+             what, (int)(len < 64 ? len : 64), s);
+  sc__text_printable(line);
   sc__warn(line);
 }
 

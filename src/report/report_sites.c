@@ -212,8 +212,7 @@ static void describe(work_t *w, const sc_site_t *s) {
   sc_frame_info_t info[SC_UNWIND_DEPTH];
   unsigned depth = s->depth, first = 0;
   for (unsigned i = 0; i < depth; i++) sc__sym_frame(w->sym, s->pcs[i], &info[i]);
-  while (first < depth && info[first].allocator) first++;
-  if (first == depth) first = 0;
+  first = sc__sym_first_program_frame(info, depth);
   w->nframes = 0;
   for (unsigned i = first; i < depth; i++) {
     unsigned k = w->nframes++;

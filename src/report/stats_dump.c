@@ -111,12 +111,11 @@ static bool set_path(const char *value) {
   size_t n = 0;
   static const char *const instead = "the report goes to stderr as text";
   if (value[0] != '/') {
-    if (getcwd(cfg.path, PATH_CAP) == NULL) {
+    n = sc__path_cwd_prefix(cfg.path, PATH_CAP);
+    if (n == 0) {
       sc__setting_warn(SC_SET_STATS, "cannot resolve the path", instead);
       return false;
     }
-    n = strlen(cfg.path);
-    if (n + 1 < PATH_CAP && (n == 0 || cfg.path[n - 1] != '/')) cfg.path[n++] = '/';
   }
   if (n + strlen(value) >= PATH_CAP) {
     sc__setting_warn(SC_SET_STATS, "the path is too long", instead);

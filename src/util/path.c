@@ -3,6 +3,10 @@
  * (path.h). */
 #include "util/path.h"
 
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
 bool sc__expand_pid_path(char *out, size_t cap, const char *tmpl, uint64_t pid) {
   size_t n = 0;
   for (const char *t = tmpl; *t; t++) {
@@ -23,4 +27,18 @@ bool sc__expand_pid_path(char *out, size_t cap, const char *tmpl, uint64_t pid) 
   }
   out[n] = 0;
   return true;
+}
+
+size_t sc__path_cwd_prefix(char *out, size_t cap) {
+  int saved = errno;
+  bool ok = cap > 1 && getcwd(out, cap - 1) != NULL; /* room for the '/' */
+  errno = saved;
+  if (!ok) {
+    if (cap > 0) out[0] = 0;
+    return 0;
+  }
+  size_t n = strlen(out);
+  if (n == 0 || out[n - 1] != '/') out[n++] = '/';
+  out[n] = 0;
+  return n;
 }

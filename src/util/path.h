@@ -17,6 +17,11 @@
  * not fit in cap bytes. */
 bool sc__expand_pid_path(char *out, size_t cap, const char *tmpl, uint64_t pid);
 
+/** The start that makes a relative file name absolute (the program may
+ * chdir later): the current directory and a '/' into out, NUL-terminated.
+ * Its length; 0 when getcwd fails or it does not fit in cap bytes. */
+size_t sc__path_cwd_prefix(char *out, size_t cap);
+
 #pragma GCC visibility pop
 
 #endif /* SC_PATH_H */

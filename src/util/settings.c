@@ -11,6 +11,7 @@
  * malloc. Values are copied into static buffers. */
 #include "util/settings.h"
 
+#include <inttypes.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "util/format.h"
 #include "util/os.h"
 #include "util/stream.h"
 
@@ -55,240 +57,27 @@ static const sc_setting_word_t trim_words[] = {
 static const sc_setting_word_t harden_words[] = {
     {"off", SC_HARDEN_OFF}, {"random", SC_HARDEN_RANDOM}, {NULL, 0}};
 
-#define REPORT (SC_SETF_REPORT)
 #define GUARD_RATE 100000 /* one allocation in 100000 */
 
 const sc_setting_t sc__settings[SC_SETTINGS] = {
-    [SC_SET_STATS] =
-        {.name = "SIZECLASS_STATS",
-         .kind = SC_KIND_PATH,
-         .when = SC_WHEN_ANY,
-         .flags = REPORT | SC_SETF_STRICT_PATH | SC_SETF_SECURE,
-         .words = stats_words,
-         .def = SC_STATS_OFF,
-         .fallback = SC_STATS_STDERR,
-         .def_doc = "off",
-         .expect = "1, on, stderr, stdout, 0, off or a file path (with a /, or ending in .txt "
-                   "or .json)",
-         .instead = "the report goes to stderr",
-         .doc = "where the report goes at exit: stderr, stdout or a file (%p: the pid); "
-                "switches exact statistics on"},
-    [SC_SET_STATS_FORMAT] = {.name = "SIZECLASS_STATS_FORMAT",
-                             .kind = SC_KIND_ENUM,
-                             .when = SC_WHEN_ANY,
-                             .flags = REPORT,
-                             .words = format_words,
-                             .def = SC_STATS_FORMAT_TEXT,
-                             .fallback = SC_STATS_FORMAT_TEXT,
-                             .def_doc = "text (json for a path ending in .json)",
-                             .instead = "a report, when one is asked for, is text on stderr",
-                             .doc = "the report's form"},
-    [SC_SET_STATS_SIGNAL] =
-        {.name = "SIZECLASS_STATS_SIGNAL",
-         .kind = SC_KIND_SIGNAL,
-         .when = SC_WHEN_ANY,
-         .flags = REPORT | SC_SETF_SECURE,
-         .def_doc = "none",
-         .expect = "USR1, USR2 or a real-time signal (RTMIN, RTMIN+n, RTMAX-n), with or "
-                   "without SIG, or its number",
-         .instead = "no report on a signal, and nothing switched on",
-         .doc = "a signal that writes the report while the program runs; switches exact "
-                "statistics on"},
-    [SC_SET_STATS_EXACT] = {.name = "SIZECLASS_STATS_EXACT",
-                            .kind = SC_KIND_SWITCH,
-                            .when = SC_WHEN_START,
-                            .flags = REPORT,
-                            .def_doc = "off",
-                            .instead = "exact statistics stay off",
-                            .doc = "exact statistics without a report (for sc_stats_get)"},
-    [SC_SET_STATS_PID] =
-        {.name = "SIZECLASS_STATS_PID",
-         .kind = SC_KIND_NUMBER,
-         .when = SC_WHEN_ANY,
-         .min = 1,
-         .max = 4194304,
-         .def_doc = "none: every process",
-         .instead = "every process reports",
-         .doc = "only the process with this pid reports; the others ignore the statistics "
-                "and sites settings"},
-    [SC_SET_STATS_ON_CRASH] = {.name = "SIZECLASS_STATS_ON_CRASH",
-                               .kind = SC_KIND_SWITCH,
-                               .when = SC_WHEN_ANY,
-                               .flags = REPORT,
-                               .def_doc = "off",
-                               .instead = "no report on a crash",
-                               .doc = "with a report asked for: also write it when the program "
-                                      "crashes (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT)"},
-    [SC_SET_SITES] = {.name = "SIZECLASS_SITES",
-                      .kind = SC_KIND_NUMBER,
-                      .when = SC_WHEN_START,
-                      .flags = REPORT | SC_SETF_SWITCH_WORDS | SC_SETF_BYTES,
-                      .words = default_word,
-                      .min = 1,
-                      .max = SC_SITES_MAX_RATE,
-                      .on = SC_SITES_DEFAULT_RATE,
-                      .def_doc = "off",
-                      .expect = "on, off, 1 or a byte count from 2 to 128m (k, m: KiB, MiB)",
-                      .instead = "sites stay off",
-                      .doc = "who allocates each class: 1 every allocation, on sampled (one small "
-                             "allocation in 512, larger ones one per 256 KiB), or a byte rate"},
-    [SC_SET_SITES_FORMAT] = {.name = "SIZECLASS_SITES_FORMAT",
-                             .kind = SC_KIND_ENUM,
-                             .when = SC_WHEN_START,
-                             .flags = REPORT,
-                             .words = sites_format_words,
-                             .def_doc = "report",
-                             .instead = "using report",
-                             .doc = "report: sites in the report; folded: only flame-graph "
-                                    "stacks in a file, no report"},
-    [SC_SET_SITES_FOLDED] = {.name = "SIZECLASS_SITES_FOLDED",
-                             .kind = SC_KIND_PATH,
-                             .when = SC_WHEN_START,
-                             .flags = REPORT | SC_SETF_SECURE,
-                             .def_doc = "sizeclass-sites.%p.folded",
-                             .expect = "a file path",
-                             .instead = "writing sizeclass-sites.%p.folded",
-                             .doc = "the file of the folded stacks (%p: the pid)"},
-    [SC_SET_WARMUP_FRAMES] = {.name = "SIZECLASS_WARMUP_FRAMES",
-                              .kind = SC_KIND_NUMBER,
-                              .when = SC_WHEN_ANY,
-                              .max = 1000000000,
-                              .def = 60,
-                              .fallback = 60,
-                              .def_doc = "60",
-                              .instead = "using 60",
-                              .doc = "frames left out of the steady-state figures"},
-    [SC_SET_FRAME_HISTORY] = {.name = "SIZECLASS_FRAME_HISTORY",
-                              .kind = SC_KIND_NUMBER,
-                              .when = SC_WHEN_FRAMES,
-                              .max = 1000000,
-                              .def = 600,
-                              .fallback = 600,
-                              .def_doc = "600",
-                              .instead = "keeping 600 frames",
-                              .doc = "frames the report's frame timeline keeps (0: none)"},
-    [SC_SET_FRAME_CHECK] = {.name = "SIZECLASS_FRAME_CHECK",
-                            .kind = SC_KIND_ENUM,
-                            .when = SC_WHEN_START,
-                            .flags = SC_SETF_SWITCH_WORDS,
-                            .words = frame_check_words,
-                            .on = SC_FRAME_CHECK_WARN,
-                            .def_doc = "off",
-                            .expect = "warn, abort, on (warn: 1, yes, true) or off (0, no, "
-                                      "false)",
-                            .instead = "the check stays off",
-                            .doc = "warn or abort when a frame after the warm-up carves a fresh "
-                                   "block"},
-    [SC_SET_FRAME_CHECK_AFTER] = {.name = "SIZECLASS_FRAME_CHECK_AFTER",
-                                  .kind = SC_KIND_NUMBER,
-                                  .when = SC_WHEN_ANY,
-                                  .max = 1000000000,
-                                  .def_doc = "SIZECLASS_WARMUP_FRAMES",
-                                  .instead = "checking after the warm-up",
-                                  .doc = "the last frame the steady-state check leaves alone"},
-    [SC_SET_GUARD] = {.name = "SIZECLASS_GUARD",
-                      .kind = SC_KIND_NUMBER,
-                      .when = SC_WHEN_START,
-                      .flags = SC_SETF_SWITCH_WORDS,
-                      .words = default_word,
-                      .min = 1,
-                      .max = 1000000000,
-                      .on = GUARD_RATE,
-                      .def_doc = "off",
-                      .instead = "guard pages stay off",
-                      .doc = "about one allocation in n between guard pages (on: 1 in 100000)"},
-    [SC_SET_GUARD_SLOTS] = {.name = "SIZECLASS_GUARD_SLOTS",
-                            .kind = SC_KIND_NUMBER,
-                            .when = SC_WHEN_START,
-                            .min = 1,
-                            .max = 65536,
-                            .def = 256,
-                            .fallback = 256,
-                            .def_doc = "256",
-                            .instead = "using 256",
-                            .doc = "blocks guarded at once"},
-    [SC_SET_CHECK] = {.name = "SIZECLASS_CHECK",
-                      .kind = SC_KIND_SWITCH,
-                      .when = SC_WHEN_START,
-                      .def_doc = "off",
-                      .instead = "checking mode stays off",
-                      .doc = "the checking mode: every block's slack and every freed block "
-                             "checked"},
-    [SC_SET_CHECK_QUARANTINE] = {.name = "SIZECLASS_CHECK_QUARANTINE",
-                                 .kind = SC_KIND_NUMBER,
-                                 .when = SC_WHEN_START,
-                                 .max = 1048576,
-                                 .def_doc = "0",
-                                 .instead = "no quarantine",
-                                 .doc = "with the checking mode: freed blocks held back before "
-                                        "reuse"},
-    [SC_SET_PURGE_DELAY_MS] = {.name = "SIZECLASS_PURGE_DELAY_MS",
-                               .kind = SC_KIND_NUMBER,
-                               .when = SC_WHEN_ANY,
-                               .max = 3600000,
-                               .def = 1000,
-                               .fallback = 1000,
-                               .def_doc = "1000",
-                               .instead = "using 1000",
-                               .doc = "milliseconds a free page waits before it goes back to "
-                                      "the OS"},
-    [SC_SET_PURGE_STEP] = {.name = "SIZECLASS_PURGE_STEP",
-                           .kind = SC_KIND_NUMBER,
-                           .when = SC_WHEN_ANY,
-                           .max = 4096,
-                           .def = 64,
-                           .fallback = 64,
-                           .def_doc = "64",
-                           .instead = "using 64",
-                           .doc = "pages one purge step returns at most (0: only malloc_trim)"},
-    [SC_SET_SYSTEM_TRIM] = {.name = "SIZECLASS_SYSTEM_TRIM",
-                            .kind = SC_KIND_ENUM,
-                            .when = SC_WHEN_LOAD,
-                            .words = trim_words,
-                            .def_doc = "paced",
-                            .instead = "using paced",
-                            .doc = "how glibc's heaps give memory back: paced by the library, "
-                                   "or glibc's own policy"},
-    [SC_SET_LIVE] = {.name = "SIZECLASS_LIVE",
-                     .kind = SC_KIND_SWITCH,
-                     .when = SC_WHEN_ANY,
-                     .def_doc = "off",
-                     .instead = "nothing is published",
-                     .doc = "publish a live snapshot in /dev/shm for sizeclass-top (at each "
-                            "frame mark, else every 100 ms)"},
-    [SC_SET_TAGS] = {.name = "SIZECLASS_TAGS",
-                     .kind = SC_KIND_PATH,
-                     .when = SC_WHEN_START,
-                     .def_doc = "none",
-                     .expect = "rules like 'gl=libGL*,*mesa*;audio=libopenal*;game=main'",
-                     .instead = "no rules",
-                     .doc = "tag each allocation by the library (or main: the program) of its "
-                            "caller (docs/tags.md); turns exact statistics and tags on"},
-    [SC_SET_BUDGET] = {.name = "SIZECLASS_BUDGET",
-                       .kind = SC_KIND_PATH,
-                       .when = SC_WHEN_START,
-                       .def_doc = "none",
-                       .expect = "budgets like 'total=512MiB; tag:audio=32MiB; class:64=4MiB; "
-                                 "thread:render=16MiB'",
-                       .instead = "no budget",
-                       .doc = "memory budgets checked while the program runs (docs/tags.md); "
-                              "turns exact statistics and tags on"},
-    [SC_SET_BUDGET_ACTION] = {.name = "SIZECLASS_BUDGET_ACTION",
-                              .kind = SC_KIND_ENUM,
-                              .when = SC_WHEN_ANY,
-                              .words = budget_action_words,
-                              .def_doc = "warn",
-                              .instead = "using warn",
-                              .doc = "a budget exceeded: warn (once, again at each doubling of "
-                                     "the excess) or abort (the report first)"},
-    [SC_SET_HARDEN] = {.name = "SIZECLASS_HARDEN",
-                       .kind = SC_KIND_ENUM,
-                       .when = SC_WHEN_LOAD,
-                       .words = harden_words,
-                       .def_doc = "off",
-                       .instead = "blocks stay in address order",
-                       .doc = "random: a page's blocks are handed out in a random order "
-                              "(placement not predictable; not with the checking mode)"},
+#define SC_SETTING(id, kind_, when_, flags_, words_, min_, max_, on_, def_, fallback_, def_doc_, \
+                   expect_, instead_, doc_)                                                      \
+  [SC_SET_##id] = {.name = "SIZECLASS_" #id,                                                     \
+                   .kind = SC_KIND_##kind_,                                                      \
+                   .when = SC_WHEN_##when_,                                                      \
+                   .flags = (flags_),                                                            \
+                   .words = (words_),                                                            \
+                   .min = (min_),                                                                \
+                   .max = (max_),                                                                \
+                   .on = (on_),                                                                  \
+                   .def = (def_),                                                                \
+                   .fallback = (fallback_),                                                      \
+                   .def_doc = (def_doc_),                                                        \
+                   .expect = (expect_),                                                          \
+                   .instead = (instead_),                                                        \
+                   .doc = (doc_)},
+#include "util/settings.def"
+#undef SC_SETTING
 };
 
 /* Names in the environment that are not settings but belong to the
@@ -480,87 +269,50 @@ static int signal_of(const char *value, const char **why) {
 
 /* ---- messages ---------------------------------------------------------------------- */
 
-/* One line under construction (no allocation). */
-typedef struct {
-  char buf[640];
-  size_t len;
-} line_t;
+/* The longest line of a warning, before it is cut. */
+#define LINE_CAP 640
 
-static void add(line_t *l, const char *s, size_t max) {
-  for (size_t i = 0; i < max && s[i] != 0 && l->len < sizeof(l->buf) - 1; i++) {
-    char ch = s[i];
-    if ((unsigned char)ch < 0x20) ch = '?';
-    l->buf[l->len++] = ch;
-  }
-}
-
-static void add_s(line_t *l, const char *s) { add(l, s, sizeof(l->buf)); }
-
-static void add_u(line_t *l, uint64_t v) {
-  char tmp[24];
-  size_t n = 0;
-  do tmp[n++] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
-  while (n > 0 && l->len < sizeof(l->buf) - 1) l->buf[l->len++] = tmp[--n];
-}
-
-/** `NAME="value"`, the value cut at 64 bytes ("..." then). */
-static void add_assignment(line_t *l, const char *name, size_t name_len, const char *v) {
-  add(l, name, name_len);
-  add_s(l, "=\"");
-  add(l, v, 64);
-  if (strlen(v) > 64) add_s(l, "...");
-  add_s(l, "\"");
-}
-
-static void emit(line_t *l) {
-  l->buf[l->len++] = '\n';
-  sc__stream_write(2, l->buf, l->len);
-}
-
-/** "sizeclass: NAME="value": PROBLEM; INSTEAD" */
+/** "sizeclass: NAME="value": PROBLEM; INSTEAD", the value cut at 64 bytes
+ * ("..." then), control characters as '?' (a value from the environment
+ * stays on its line). */
 static void warn_line(const char *name, size_t name_len, const char *v, const char *problem,
                       const char *instead) {
-  line_t l = {.len = 0};
-  add_s(&l, "sizeclass: ");
-  add_assignment(&l, name, name_len, v);
-  add_s(&l, ": ");
-  add_s(&l, problem);
-  add_s(&l, "; ");
-  add_s(&l, instead);
-  emit(&l);
+  char line[LINE_CAP];
+  int name_prec = name_len < LINE_CAP ? (int)name_len : LINE_CAP;
+  sc__format(line, sizeof(line), "%.*s=\"%.64s%s\": %s; %s", name_prec, name, v,
+             strlen(v) > 64 ? "..." : "", problem, instead);
+  sc__text_printable(line);
+  sc__diag_printf("sizeclass: %s", line);
 }
 
 size_t sc__setting_expect(const sc_setting_t *s, char *out, size_t cap) {
-  line_t l = {.len = 0};
+  if (cap == 0) return 0;
+  size_t n = 0;
+  out[0] = 0;
   if (s->expect != NULL) {
-    add_s(&l, s->expect);
+    n = sc__format(out, cap, "%s", s->expect);
   } else if (s->kind == SC_KIND_SWITCH) {
-    add_s(&l, "on/off (1, 0, yes, no, true, false)");
+    n = sc__format(out, cap, "on/off (1, 0, yes, no, true, false)");
   } else if (s->kind == SC_KIND_ENUM) {
-    size_t n = 0;
-    while (s->words[n].word != NULL) n++;
-    for (size_t i = 0; i < n; i++) {
-      if (i > 0) add_s(&l, i + 1 == n ? " or " : ", ");
-      add_s(&l, s->words[i].word);
-    }
+    size_t k = 0;
+    while (s->words[k].word != NULL) k++;
+    for (size_t i = 0; i < k; i++)
+      n += sc__format(out + n, cap - n, "%s%s",
+                      i == 0       ? ""
+                      : i + 1 == k ? " or "
+                                   : ", ",
+                      s->words[i].word);
   } else {
-    if ((s->flags & SC_SETF_SWITCH_WORDS) != 0) add_s(&l, "on, off or ");
-    add_s(&l, "a number from ");
-    add_u(&l, s->min);
-    add_s(&l, " to ");
-    add_u(&l, s->max);
+    n = sc__format(out, cap, "%sa number from %" PRIu64 " to %" PRIu64,
+                   (s->flags & SC_SETF_SWITCH_WORDS) != 0 ? "on, off or " : "", s->min, s->max);
   }
-  size_t n = l.len < cap - 1 ? l.len : cap - 1;
-  memcpy(out, l.buf, n);
-  out[n] = 0;
   return n;
 }
 
 /** The warning for a bad value of setting s; a signal the report may not
  * take says why first ("SIGINT is refused: Ctrl-C must ..., expected ..."). */
 static void warn_bad(const sc_setting_t *s, const char *v) {
-  line_t problem = {.len = 0};
+  char refused[LINE_CAP] = "", expect[320], problem[LINE_CAP];
   const char *why = NULL;
   if (s->kind == SC_KIND_SIGNAL) (void)signal_of(v, &why);
   if (why != NULL) {
@@ -568,22 +320,22 @@ static void warn_bad(const sc_setting_t *s, const char *v) {
     int n = small_number(name);
     for (size_t i = 0; n > 0 && i < sizeof(signals) / sizeof(signals[0]); i++)
       if (signals[i].signo == n) name = signals[i].name;
-    if (n != 0) add_s(&problem, "SIG");
-    for (size_t i = 0; n != 0 && name[i] != 0 && i < 16; i++) {
-      char ch = name[i];
-      if (ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
-      add(&problem, &ch, 1);
+    char sig[20] = "";
+    if (n != 0) {
+      size_t k = sc__format(sig, sizeof(sig), "SIG");
+      for (size_t i = 0; i < 16 && name[i] != 0; i++) {
+        char ch = name[i];
+        if (ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
+        sig[k++] = ch;
+      }
+      sig[k] = 0;
     }
-    add_s(&problem, n != 0 ? " is refused (" : "refused (");
-    add_s(&problem, why);
-    add_s(&problem, "): ");
+    sc__format(refused, sizeof(refused), "%s%s (%s): ", sig, n != 0 ? " is refused" : "refused",
+               why);
   }
-  add_s(&problem, "expected ");
-  char expect[320];
   sc__setting_expect(s, expect, sizeof(expect));
-  add_s(&problem, expect);
-  problem.buf[problem.len] = 0;
-  warn_line(s->name, strlen(s->name), v, problem.buf, s->instead);
+  sc__format(problem, sizeof(problem), "%sexpected %s", refused, expect);
+  warn_line(s->name, strlen(s->name), v, problem, s->instead);
 }
 
 void sc__setting_warn(sc_setting_id_t id, const char *problem, const char *instead) {
@@ -631,12 +383,9 @@ void sc__setting_warn_unknown(const char *name, size_t len, const char *v) {
       closest = sc__settings[i].name;
     }
   }
-  line_t problem = {.len = 0};
-  add_s(&problem, "unknown setting (did you mean ");
-  add_s(&problem, closest);
-  add_s(&problem, "?)");
-  problem.buf[problem.len] = 0;
-  warn_line(name, len, v, problem.buf, "ignored");
+  char problem[LINE_CAP];
+  sc__format(problem, sizeof(problem), "unknown setting (did you mean %s?)", closest);
+  warn_line(name, len, v, problem, "ignored");
 }
 
 static bool ignored_name(const char *name, size_t len) {

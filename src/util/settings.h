@@ -16,33 +16,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The settings, in the order of the table (and of the docs). */
+/* The settings, in the order of the table (and of the docs): one row each
+ * in settings.def. */
 typedef enum {
-  SC_SET_STATS,
-  SC_SET_STATS_FORMAT,
-  SC_SET_STATS_SIGNAL,
-  SC_SET_STATS_EXACT,
-  SC_SET_STATS_PID,
-  SC_SET_STATS_ON_CRASH,
-  SC_SET_SITES,
-  SC_SET_SITES_FORMAT,
-  SC_SET_SITES_FOLDED,
-  SC_SET_WARMUP_FRAMES,
-  SC_SET_FRAME_HISTORY,
-  SC_SET_FRAME_CHECK,
-  SC_SET_FRAME_CHECK_AFTER,
-  SC_SET_GUARD,
-  SC_SET_GUARD_SLOTS,
-  SC_SET_CHECK,
-  SC_SET_CHECK_QUARANTINE,
-  SC_SET_PURGE_DELAY_MS,
-  SC_SET_PURGE_STEP,
-  SC_SET_SYSTEM_TRIM,
-  SC_SET_LIVE,
-  SC_SET_TAGS,
-  SC_SET_BUDGET,
-  SC_SET_BUDGET_ACTION,
-  SC_SET_HARDEN,
+#define SC_SETTING(id, ...) SC_SET_##id,
+#include "util/settings.def"
+#undef SC_SETTING
   SC_SETTINGS /* how many */
 } sc_setting_id_t;
 

@@ -36,6 +36,16 @@ void sc__sym_close(sc_symbolizer_t *s);
  * (cap >= 32 bytes; a longer module path is cut). */
 void sc__sym_location(char *out, size_t cap, const sc_frame_info_t *f);
 
+/** The first program frame of a stack described innermost first in
+ * info[0..n): the index of the innermost frame outside the C library (and
+ * operator new); 0 when every frame is theirs or n is 0. The one rule the
+ * sites, their report and the features' messages name a caller by. */
+static inline unsigned sc__sym_first_program_frame(const sc_frame_info_t *info, unsigned n) {
+  for (unsigned i = 0; i < n; i++)
+    if (!info[i].allocator) return i;
+  return 0;
+}
+
 #pragma GCC visibility pop
 
 #endif /* SC_SYMBOLIZE_H */
