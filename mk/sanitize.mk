@@ -183,11 +183,8 @@ $(TSAN_STRESS): tests/progs/stress.c tests/rss.h $(TSAN_LIB_OBJS)
 	  -o $@ $< $(TSAN_LIB_OBJS) -lpthread -ldl
 
 # The tests left out of `make tsan`, and why: the three that fork while
-# other threads run. TSan cannot follow the library's fork handlers (the
-# child re-creates arenas_lock, which the forking thread holds, with
-# pthread_mutex_init: TSan still sees it held and reports a double lock at
-# the child's next allocation), and a child that starts a thread after a
-# multithreaded fork is not supported by TSan. They run in `make test`,
+# other threads run: a multithreaded fork, and a child that starts a thread
+# after one, are not supported by TSan. They run in `make test`,
 # `make ubsan` and (but two) `make asan`.
 TSAN_SKIP := core_threads/fork_under_load_never_deadlocks core_threads/fork_while_arena_lock_held \
   core_threads/fork_from_a_thread_without_arena_with_allocating_handler

@@ -293,10 +293,12 @@ void sc__arena_fork_prepare(void) {
 }
 void sc__arena_fork_parent(void) { pthread_mutex_unlock(&arenas_lock); }
 
-/* In the child only the forking thread exists. Other threads' arenas may be
- * mid-update, so they are left alone (owned by no one, never adopted). */
+/* In the child only the forking thread exists, and it holds the registry
+ * lock (taken by the prepare handler): it lets it go, as the parent does
+ * (re-initialising a locked mutex is undefined). Other threads' arenas may
+ * be mid-update, so they are left alone (owned by no one, never adopted). */
 void sc__arena_fork_child(void) {
-  pthread_mutex_init(&arenas_lock, NULL);
+  pthread_mutex_unlock(&arenas_lock);
   arenas_live = sc__thread.arena != NULL ? 1 : 0;
   sc__segment_fork_child();
 }
