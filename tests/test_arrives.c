@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test_arrives.c — the report arrives when the run fails, and never lands
- * in the program's own files (DESIGN.md 12, issue 26): a stream closed at
+ * in the program's own files (docs/architecture.md, guarantee 12; issue 26): a stream closed at
  * startup gets nothing, even when the program reuses its number; the
  * library's own aborts, the termination signals, crashes (opt-in) and
  * _exit write the report first and end the process as it would have

@@ -14,7 +14,7 @@
  * or emptied page, another thread's block, a foreign pointer, a block that
  * is not plainly live) leaves through an out-of-line slow path.
  *
- * Optional features share one test per path (DESIGN.md, guarantee 9): the
+ * Optional features share one test per path (docs/architecture.md, guarantee 9): the
  * malloc countdown, which runs out at once for the features that see every
  * malloc and after a random number of calls for the sampled ones (seam.h),
  * and on free the owner comparison, which the features that see every free

@@ -2,7 +2,7 @@
 /* stats_dump.c — the report at exit (atexit) and on a signal, armed from
  * the SIZECLASS_STATS* settings (settings.c) when the library loads, and
  * again when sc_option_set() changes one; and the report's last words when
- * the run fails (DESIGN.md 12, docs/stats.md "When"):
+ * the run fails (docs/architecture.md, guarantee 12; docs/stats.md "When"):
  *   - the library's own aborts (core/harden.c calls what this file
  *     registers): reason "abort: <message>", then abort();
  *   - SIGTERM, SIGINT, SIGHUP, when the program left them at their default

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* settings.h — every SIZECLASS_* setting, declared once (settings.c), and
  * the one reader that serves the environment, the program's
- * `sizeclass_options` string and sc_option_set() alike (DESIGN.md 11).
+ * `sizeclass_options` string and sc_option_set() alike (docs/architecture.md, guarantee 11).
  *
  * The settings are read once, when the process starts (the first
  * allocation or the library's first constructor, whichever comes first):

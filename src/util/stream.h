@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* stream.h — the only descriptors the library writes to without opening
  * them itself: stdout and stderr as they were when the process started
- * (DESIGN.md 12). At startup (the first of: the settings being read, the
+ * (docs/architecture.md, guarantee 12). At startup (the first of: the settings being read, the
  * core's sc__init, the report's constructor) it notes whether fd 1 and fd
  * 2 were open and which file each referred to (st_dev, st_ino). Every
  * later write checks that the descriptor still refers to that file: a
