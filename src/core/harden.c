@@ -2,8 +2,8 @@
 /* harden.c — the messages and aborts of misuse detection: every
  * "sizeclass: invalid free / double free / corrupted free list" line the
  * core prints, the reports the fast paths jump to included. They format
- * with the one diagnostic line of diag.h: no stdio, no malloc, safe in any
- * state.
+ * with the library's one printf (util/format.h): no stdio, no malloc,
+ * safe in any state.
  *
  * Every abort of the library's own (these, the features' checks, the
  * steady-state check) goes through sc__abort_with_report: the line, then
@@ -11,6 +11,7 @@
  * report a run asked for, reason "abort: <message>"), then abort(). The
  * core never calls the report: the report layer registers a function
  * pointer (snapshot.h). */
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -19,7 +20,8 @@
 
 #include "core/internal.h"
 #include "core/snapshot.h"
-#include "util/diag.h"
+#include "util/format.h"
+#include "util/stream.h"
 
 static _Atomic(sc_last_words_fn) last_words;
 
@@ -30,20 +32,14 @@ void sc__last_words_register(sc_last_words_fn fn) {
   atomic_store_explicit(&last_words, fn, memory_order_release);
 }
 
-void sc__warn(const char *msg) {
-  sc_diag_t d = {.len = 0};
-  sc__diag_str(&d, "sizeclass: ");
-  sc__diag_str(&d, msg);
-  sc__diag_emit(&d);
-}
+void sc__warn(const char *msg) { sc__diag_printf("sizeclass: %s", msg); }
 
 /** "sizeclass: <why>" on stderr, whatever its length (a steady-state
- * message names a function and its module). */
+ * message names a function and its module: longer than sc__diag_printf's
+ * line). */
 static void say(const char *why) {
   char buf[1600];
-  size_t n = 0;
-  for (const char *p = "sizeclass: "; *p != 0;) buf[n++] = *p++;
-  while (*why != 0 && n < sizeof(buf) - 1) buf[n++] = *why++;
+  size_t n = sc__format(buf, sizeof(buf) - 1, "sizeclass: %s", why);
   buf[n++] = '\n';
   sc__stream_write(2, buf, n);
 }
@@ -77,29 +73,18 @@ void sc__last_words_exit(void) {
 }
 
 void sc__fatal_block(const char *what, const void *p, unsigned class_size) {
-  sc_diag_t d = {.len = 0};
-  sc__diag_str(&d, what);
-  sc__diag_str(&d, " of ");
-  sc__diag_hex(&d, (uintptr_t)p);
-  if (class_size != 0) {
-    sc__diag_str(&d, " (class ");
-    sc__diag_uint(&d, class_size);
-    sc__diag_str(&d, " B)");
-  }
-  sc__abort_with_report(sc__diag_cstr(&d));
+  char line[SC_DIAG_CAP];
+  size_t n = sc__format(line, sizeof(line), "%s of 0x%" PRIxPTR, what, (uintptr_t)p);
+  if (class_size != 0) sc__format(line + n, sizeof(line) - n, " (class %u B)", class_size);
+  sc__abort_with_report(line);
 }
 
 void sc__fatal_list(unsigned class_size, uintptr_t page_base) {
-  sc_diag_t d = {.len = 0};
-  sc__diag_str(&d, "corrupted free list in class ");
-  sc__diag_uint(&d, class_size);
-  if (class_size != 0) sc__diag_str(&d, " B");
-  if (page_base != 0) {
-    sc__diag_str(&d, " (page ");
-    sc__diag_hex(&d, page_base);
-    sc__diag_str(&d, ")");
-  }
-  sc__abort_with_report(sc__diag_cstr(&d));
+  char line[SC_DIAG_CAP];
+  size_t n = sc__format(line, sizeof(line), "corrupted free list in class %u%s", class_size,
+                        class_size != 0 ? " B" : "");
+  if (page_base != 0) sc__format(line + n, sizeof(line) - n, " (page 0x%" PRIxPTR ")", page_base);
+  sc__abort_with_report(line);
 }
 
 /* ---- the fast paths' reports (alloc.h) ------------------------------------ */

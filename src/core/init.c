@@ -20,6 +20,7 @@ uintptr_t sc__secret;
 uintptr_t sc__key_secret;
 uintptr_t sc__key_mult;
 uintptr_t sc__remote_secret;
+uintptr_t sc__sample_secret;
 bool sc__random_placement;
 static uintptr_t page_secret; /* the seed of the pages' keys */
 uint32_t sc__features;        /* feature_bits.h: set by the features' decision (hooks.h) */
@@ -28,7 +29,7 @@ uint64_t sc__stats_start_ns;  /* snapshot.h: the library's load time */
 /* 0 = not started, 1 = in progress, 2 = ready. */
 static _Atomic int init_state;
 
-enum { N_SECRETS = 5 };
+enum { N_SECRETS = 6 };
 
 /** splitmix64's finalizer: a bijection that mixes every bit into every
  * other. */
@@ -85,6 +86,7 @@ void sc__init(void) {
     sc__key_mult = secrets[2];
     sc__remote_secret = secrets[3];
     page_secret = secrets[4];
+    sc__sample_secret = secrets[5];
     sc__sys_start();
     sc__hooks_start();
     random_placement_decide();

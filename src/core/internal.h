@@ -34,6 +34,11 @@ extern uintptr_t sc__key_secret;
 extern uintptr_t sc__key_mult;
 /** Secret mixed into remote-free links (sc__remote_encode). */
 extern uintptr_t sc__remote_secret;
+/** Secret the features' sampling generators start from (util/rng.h: the
+ * guard pages, the allocation sites). Which allocations are sampled is
+ * visible to the program, and the seeding mix is reversible, so sampling
+ * has a secret of its own that no free-list key is made from. */
+extern uintptr_t sc__sample_secret;
 /** A fresh secret for a page taking a class (its `key`). */
 uintptr_t sc__page_key_new(const sc_page_t *page);
 /** SIZECLASS_HARDEN=random: pages hand their blocks out in a random order

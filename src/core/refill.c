@@ -13,6 +13,7 @@
 #include "core/purge.h"
 #include "core/snapshot.h"
 #include "core/tiers.h"
+#include "util/rng.h"
 
 /* ---- class queues ------------------------------------------------------------ */
 
@@ -73,10 +74,12 @@ void sc__page_shuffle(sc_page_t *page) {
   /* Fisher-Yates over the block indices, kept in each block's second word
    * (every class has two), then the list linked through the first. */
   for (size_t i = 0; i < n; i++) ((sc_block_t *)(base + (i << shift)))->key = i;
-  uint64_t x = sc__page_key_new(page) | 1;
+  /* The generator starts from the page's new free-list key (secret-
+   * derived, so the order differs per page and per process), not from a
+   * thread's state: a page is shuffled by whichever thread takes it. */
+  sc_rng_t rng = {.s = sc__page_key_new(page) | 1};
   for (size_t i = n - 1; i > 0; i--) {
-    x ^= x >> 12, x ^= x << 25, x ^= x >> 27; /* xorshift64 */
-    size_t j = (size_t)(((x * 0x2545F4914F6CDD1Dull) >> 32) * (i + 1) >> 32);
+    size_t j = (size_t)((sc__rng_next(&rng) >> 32) * (i + 1) >> 32);
     sc_block_t *bi = (sc_block_t *)(base + (i << shift)), *bj = (sc_block_t *)(base + (j << shift));
     uintptr_t t = bi->key;
     bi->key = bj->key;

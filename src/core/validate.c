@@ -17,56 +17,47 @@
 
 #if SC_DEBUG
 
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "core/size_class.h"
-#include "util/diag.h"
+#include "util/format.h"
 
 /* ---- the message ---------------------------------------------------------------- */
 
-/** Start "sizeclass: assertion failed: <what> (page 0x…, class N B)": the
- * invariant that does not hold, and where (page may be NULL: then class c
- * when below SC_CLASSES, else the arena). */
-static void begin(sc_diag_t *d, const char *what, const sc_page_t *page, unsigned c) {
-  d->len = 0;
-  sc__diag_str(d, "assertion failed: ");
-  sc__diag_str(d, what);
+/** Write "assertion failed: <what> (page 0x…, class N B)" into line (cap
+ * SC_DIAG_CAP): the invariant that does not hold, and where (page may be
+ * NULL: then class c when below SC_CLASSES, else the arena). Returns its
+ * length. */
+static size_t begin(char *line, const char *what, const sc_page_t *page, unsigned c) {
+  size_t n = sc__format(line, SC_DIAG_CAP, "assertion failed: %s (", what);
   if (page != NULL) {
-    sc__diag_str(d, " (page ");
-    sc__diag_hex(d, (uintptr_t)sc__page_start(page));
+    n += sc__format(line + n, SC_DIAG_CAP - n, "page 0x%" PRIxPTR ", ",
+                    (uintptr_t)sc__page_start(page));
     c = page->class_idx;
-    sc__diag_str(d, ", ");
-  } else {
-    sc__diag_str(d, " (");
   }
-  if (c < SC_CLASSES) {
-    sc__diag_str(d, "class ");
-    sc__diag_uint(d, (uint64_t)1 << (c + SC_MIN_SHIFT));
-    sc__diag_str(d, " B)");
-  } else {
-    sc__diag_str(d, page != NULL ? "descriptor)" : "arena)");
-  }
+  if (c < SC_CLASSES)
+    n += sc__format(line + n, SC_DIAG_CAP - n, "class %" PRIu64 " B)",
+                    (uint64_t)1 << (c + SC_MIN_SHIFT));
+  else
+    n += sc__format(line + n, SC_DIAG_CAP - n, "%s", page != NULL ? "descriptor)" : "arena)");
+  return n;
 }
 
-/** Append "<sep><label> <v>" to the message. */
-static void num(sc_diag_t *d, const char *sep, const char *label, uint64_t v) {
-  sc__diag_str(d, sep);
-  sc__diag_str(d, label);
-  sc__diag_str(d, " ");
-  sc__diag_uint(d, v);
+/** Append "<sep><label> <v>" to line (length n so far); returns the new
+ * length. */
+static size_t num(char *line, size_t n, const char *sep, const char *label, uint64_t v) {
+  return n + sc__format(line + n, SC_DIAG_CAP - n, "%s%s %" PRIu64, sep, label, v);
 }
-
-/** Write the message (and the report a run asked for) and abort. */
-static sc_noreturn sc_cold void fail(sc_diag_t *d) { sc__abort_with_report(sc__diag_cstr(d)); }
 
 /** A broken invariant with one or two figures (label NULL: none). */
 static sc_noreturn sc_cold void broken(const char *what, const sc_page_t *page, unsigned c,
                                        const char *la, uint64_t a, const char *lb, uint64_t b) {
-  sc_diag_t d;
-  begin(&d, what, page, c);
-  if (la != NULL) num(&d, ": ", la, a);
-  if (lb != NULL) num(&d, ", ", lb, b);
-  fail(&d);
+  char line[SC_DIAG_CAP];
+  size_t n = begin(line, what, page, c);
+  if (la != NULL) n = num(line, n, ": ", la, a);
+  if (lb != NULL) num(line, n, ", ", lb, b);
+  sc__abort_with_report(line);
 }
 
 /** Abort with `what` unless ok. */
@@ -76,15 +67,9 @@ static sc_noreturn sc_cold void broken(const char *what, const sc_page_t *page, 
   } while (0)
 
 void sc__assert_fail(const char *expr, const char *file, unsigned line) {
-  sc_diag_t d = {.len = 0};
-  sc__diag_str(&d, "assertion failed: ");
-  sc__diag_str(&d, expr);
-  sc__diag_str(&d, " (");
-  sc__diag_str(&d, file);
-  sc__diag_str(&d, ":");
-  sc__diag_uint(&d, line);
-  sc__diag_str(&d, ")");
-  sc__abort_with_report(sc__diag_cstr(&d));
+  char msg[SC_DIAG_CAP];
+  sc__format(msg, sizeof(msg), "assertion failed: %s (%s:%u)", expr, file, line);
+  sc__abort_with_report(msg);
 }
 
 /* ---- a page --------------------------------------------------------------------- */
@@ -143,12 +128,12 @@ void sc__page_validate(const sc_page_t *page) {
     broken("the free list ends in its page's end mark", page, 0, NULL, 0, NULL, 0);
   uint64_t used = page->used & SC_USED_COUNT;
   if (listed + used != carved) {
-    sc_diag_t d;
-    begin(&d, "free-list length + used == blocks carved below carve_next", page, 0);
-    num(&d, ": ", "free list", listed);
-    num(&d, ", ", "used", used);
-    num(&d, ", ", "carved", carved);
-    fail(&d);
+    char line[SC_DIAG_CAP];
+    size_t n = begin(line, "free-list length + used == blocks carved below carve_next", page, 0);
+    n = num(line, n, ": ", "free list", listed);
+    n = num(line, n, ", ", "used", used);
+    num(line, n, ", ", "carved", carved);
+    sc__abort_with_report(line);
   }
   /* Blocks never carved (since the page was last carved from its start)
    * are free in the map. */

@@ -75,7 +75,7 @@ static struct sigaction prev_segv, prev_bus;
 
 /** The thread's generator (util/rng.h), seeded at its first draw. */
 static uint64_t rng_next(void) {
-  if (sc_unlikely(rng.s == 0)) sc__rng_seed(&rng, sc__key_secret);
+  if (sc_unlikely(rng.s == 0)) sc__rng_seed(&rng, sc__sample_secret);
   return sc__rng_next(&rng);
 }
 

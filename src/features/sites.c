@@ -183,7 +183,7 @@ static int64_t draw(sampler_t *s) {
 }
 
 static void seed(sampler_t *s) {
-  sc__rng_seed(&s->rng, sc__key_secret);
+  sc__rng_seed(&s->rng, sc__sample_secret);
   s->ready = 1;
 }
 

@@ -3,11 +3,11 @@
  * thread (the sampling of guard pages and of allocation sites).
  *
  * One seeding rule: a thread's generator starts from the process's
- * hardening secret (the caller passes it in: it lives in the core, which
- * util/ cannot call) mixed with the thread (a process-wide count of seeded
- * generators, the state's own address, which is the thread's TLS, and the
- * clock), through the splitmix64 finalizer. Two threads never start alike;
- * two processes differ by their secrets. Nothing here allocates or locks. */
+ * sampling secret (sc__sample_secret, which no free-list key is made from;
+ * the caller passes it in: it lives in the core, which util/ cannot call) mixed with the thread (a
+ * process-wide count of seeded generators, the state's own address, which is the thread's TLS, and
+ * the clock), through the splitmix64 finalizer. Two threads never start alike; two processes differ
+ * by their secrets. Nothing here allocates or locks. */
 #ifndef SC_RNG_H
 #define SC_RNG_H
 
