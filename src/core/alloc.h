@@ -152,10 +152,12 @@ static sc_always_inline sc_block_t *sc__page_take_entry(sc_page_t *page, unsigne
     b = (sc_block_t *)at;
     at += page->block_mask + 1;
     page->carve_next = at;
-    if (sc_unlikely(at > page->fresh_end)) sc__page_fresh_mark(page, at);
-    /* Never handed out since the page was (re)carved: FREE in the map. */
+    /* Never handed out since the page was (re)carved: FREE in the map.
+     * (Marked before the high-water mark moves: the mark's atomic store
+     * would make the compiler load the map's address again.) */
     *index = sc__map_index((uintptr_t)b, page->shift);
     page->map[*index << eshift] = SC_MAP_LIVE;
+    if (sc_unlikely(at > page->fresh_end)) sc__page_fresh_mark(page, at);
     page->used++;
     if (count) page->allocs++;
     return b;
