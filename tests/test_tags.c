@@ -234,6 +234,17 @@ Test(tags, rules_tag_by_the_callers_library) {
   free(r.out);
 }
 
+/* The exit status of `sizeclass-report diff` of report a (snapshot `at`,
+ * "@name" or "") against report b with one --fail-if rule, its output
+ * thrown away. */
+static int report_diff(const char *a, const char *a_at, const char *b, const char *b_at,
+                       const char *rule) {
+  char cmd[1200];
+  snprintf(cmd, sizeof(cmd),
+           "scripts/sizeclass-report diff '%s%s' '%s%s' --fail-if '%s' >/dev/null 2>&1", a, a_at, b,
+           b_at, rule);
+  return system(cmd);
+}
 /* sizeclass-report diff checks a tag's figure: tag[NAME].METRIC OP VALUE. */
 Test(tags, report_diff_fails_on_a_tag_figure) {
   cr_at_source_root("scripts/sizeclass-report");
@@ -244,17 +255,10 @@ Test(tags, report_diff_fails_on_a_tag_figure) {
   pr_result_t r = run("tags_exact", NULL, env);
   cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
   free(r.out);
-  char cmd[1200];
-  snprintf(cmd, sizeof(cmd),
-           "scripts/sizeclass-report diff '%s' '%s' --fail-if 'tag[audio].peak_block_bytes>+5%%' "
-           ">/dev/null 2>&1",
-           path, path);
-  cr_expect_eq(system(cmd), 0, "an unchanged tag must pass");
-  snprintf(cmd, sizeof(cmd),
-           "scripts/sizeclass-report diff '%s' '%s' --fail-if 'tag[audio].live_blocks>10' "
-           ">/dev/null 2>&1",
-           path, path);
-  cr_expect_neq(system(cmd), 0, "400 live audio blocks are over 10");
+  cr_expect_eq(report_diff(path, "", path, "", "tag[audio].peak_block_bytes>+5%"), 0,
+               "an unchanged tag must pass");
+  cr_expect_neq(report_diff(path, "", path, "", "tag[audio].live_blocks>10"), 0,
+                "400 live audio blocks are over 10");
   unlink(path);
 }
 
@@ -307,20 +311,11 @@ Test(tags, named_snapshots_hold_tags_and_threads) {
            path);
   cr_expect_eq(system(cmd), 0, "the snapshots' tags or threads are wrong");
   /* a -> b: audio shrank (passes); b -> a: it grew 4x (fails); ui unchanged. */
-  snprintf(cmd, sizeof(cmd),
-           "scripts/sizeclass-report diff '%s@a' '%s@b' --fail-if "
-           "'tag[audio].live_block_bytes>+5%%' >/dev/null 2>&1",
-           path, path);
-  cr_expect_eq(system(cmd), 0, "audio shrank from a to b");
-  snprintf(cmd, sizeof(cmd),
-           "scripts/sizeclass-report diff '%s@b' '%s@a' --fail-if "
-           "'tag[audio].live_block_bytes>+5%%' >/dev/null 2>&1",
-           path, path);
-  cr_expect_neq(system(cmd), 0, "audio grew 4x from b to a");
-  snprintf(cmd, sizeof(cmd),
-           "scripts/sizeclass-report diff '%s@b' '%s@a' --fail-if "
-           "'tag[ui].live_block_bytes>+5%%' >/dev/null 2>&1",
-           path, path);
-  cr_expect_eq(system(cmd), 0, "ui is unchanged");
+  cr_expect_eq(report_diff(path, "@a", path, "@b", "tag[audio].live_block_bytes>+5%"), 0,
+               "audio shrank from a to b");
+  cr_expect_neq(report_diff(path, "@b", path, "@a", "tag[audio].live_block_bytes>+5%"), 0,
+                "audio grew 4x from b to a");
+  cr_expect_eq(report_diff(path, "@b", path, "@a", "tag[ui].live_block_bytes>+5%"), 0,
+               "ui is unchanged");
   unlink(path);
 }
