@@ -114,18 +114,23 @@ static sc_always_inline void map_free_remote(const sc_page_t *page, uintptr_t p)
   map_free_remote_marked(page, p, m, v); /* a sampled block, or a double free */
 }
 
-/** Add p (marked PENDING, counted) to me's batch of remote frees for
- * owner: one CAS per SC_REMOTE_BATCH frees instead of one per free. */
-static sc_always_inline void remote_batch_add(sc_arena_t *me, sc_arena_t *owner, uintptr_t p) {
+/** Add p (marked PENDING, counted) to me's batch of remote frees, which
+ * is for p's owner: one CAS per SC_REMOTE_BATCH frees instead of one per
+ * free. */
+static sc_always_inline void remote_batch_push(sc_arena_t *me, uintptr_t p) {
   sc_block_t *b = (sc_block_t *)p;
+  b->next = sc__remote_encode(me->batch_head, b);
+  if (me->batch_count++ == 0) me->batch_tail = p;
+  me->batch_head = p;
+  if (sc_unlikely(me->batch_count >= SC_REMOTE_BATCH)) sc__arena_flush_remote(me);
+}
+/** The same, for any owner: a batch for another owner is handed over first. */
+static sc_always_inline void remote_batch_add(sc_arena_t *me, sc_arena_t *owner, uintptr_t p) {
   if (me->batch_owner != owner) {
     sc__arena_flush_remote(me);
     me->batch_owner = owner;
   }
-  b->next = sc__remote_encode(me->batch_head, b);
-  if (me->batch_count++ == 0) me->batch_tail = p;
-  me->batch_head = p;
-  if (me->batch_count >= SC_REMOTE_BATCH) sc__arena_flush_remote(me);
+  remote_batch_push(me, p);
 }
 
 /** Free of block p (of seg/page) owned by another arena: push it on the
@@ -187,11 +192,7 @@ void sc__free_other_any(void *p, sc_page_t *page, sc_arena_t *self) {
     return;
   }
   me->counts[page->shared_class].remote_frees++;
-  sc_block_t *b = (sc_block_t *)p;
-  b->next = sc__remote_encode(me->batch_head, b);
-  if (me->batch_count++ == 0) me->batch_tail = u;
-  me->batch_head = u;
-  if (sc_unlikely(me->batch_count >= SC_REMOTE_BATCH)) sc__arena_flush_remote(me);
+  remote_batch_push(me, u);
 }
 
 void sc__arena_flush_remote(sc_arena_t *a) {
