@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* micro — malloc/free pairs per size class.
+/* micro — malloc/free pairs per size class (and, built as micro_mixed, of
+ * mixed sizes).
  *
  * For each class size 16..1024 B: rounds of "allocate W blocks, then free
  * all W" where W is the working set, until --pairs pairs were made. The free
@@ -12,11 +13,23 @@
  * --alloc none hands out slots of one preallocated region instead of
  * calling malloc/free: the cost of the harness alone, which bench-instr
  * subtracts. Reports ns per malloc+free pair (all classes together), and
- * per class on "class" lines. */
+ * per class on "class" lines.
+ *
+ * micro_mixed (bench/micro_mixed.c, this file with MICRO_MIXED set) makes
+ * as many pairs, 7 x --pairs, in the same rounds, but each block of its own
+ * size: one of the seven class bands, each as likely, and a size uniform
+ * within it (16 B, 17..32 B, ..., 513..1024 B). A binary of its own, so
+ * that micro's per-class code compiles exactly as before: bench-instr's
+ * harness subtraction depends on it, and a change of its register use
+ * moves every allocator's count. */
 #include <dlfcn.h>
 #include <stdbool.h>
 
 #include "bench.h"
+
+#ifndef MICRO_MIXED
+#define MICRO_MIXED 0
+#endif
 
 BENCH_GLOBALS
 
@@ -46,6 +59,7 @@ static inline size_t free_index(const micro_t *m, size_t j, uint64_t r) {
   }
 }
 
+#if !MICRO_MIXED
 /** Run all rounds for class size s; returns the pairs made. */
 static uint64_t run_class(micro_t *m, size_t s) {
   uint64_t rounds = m->pairs == 0 ? 0 : (m->pairs + m->ws - 1) / m->ws;
@@ -64,6 +78,40 @@ static uint64_t run_class(micro_t *m, size_t s) {
   }
   return rounds * m->ws;
 }
+#endif
+
+#if MICRO_MIXED
+/** A mixed size for key h: one of the seven class bands, each as likely,
+ * and a size uniform within it. */
+static inline size_t mixed_size(uint64_t h) {
+  unsigned band = (unsigned)(h % 7);
+  size_t hi = (size_t)16 << band, lo = band == 0 ? 16 : hi / 2 + 1;
+  return lo + (size_t)((h >> 8) % (hi - lo + 1));
+}
+
+/** Run the mixed rounds (7 x pairs: as many as every class of micro
+ * together), sizes[] holding each block's size; returns the pairs made. */
+static uint64_t run_mixed(micro_t *m, uint32_t *sizes) {
+  uint64_t pairs = m->pairs * 7;
+  uint64_t rounds = pairs == 0 ? 0 : (pairs + m->ws - 1) / m->ws;
+  for (uint64_t r = 0; r < rounds; r++) {
+    uint64_t base = r * m->ws * 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < m->ws; i++) {
+      size_t s = mixed_size(bench_mix(base + i));
+      void *p = m->none ? m->pool + i * 1024 : bench_nonnull(malloc(s), s);
+      bench_stamp(p, s, base + i);
+      m->blocks[i] = p;
+      sizes[i] = (uint32_t)s;
+    }
+    for (size_t j = 0; j < m->ws; j++) {
+      size_t i = free_index(m, j, r);
+      bench_check(m->blocks[i], sizes[i], base + i);
+      if (!m->none) free(m->blocks[i]);
+    }
+  }
+  return rounds * m->ws;
+}
+#endif
 
 /** Parse the order name; exits on an unknown one. */
 static int parse_order(const char *s) {
@@ -103,6 +151,16 @@ int main(int argc, char **argv) {
   }
 
   uint64_t total_ns = 0, total_pairs = 0;
+#if MICRO_MIXED
+  uint32_t *sizes = bench_nonnull(calloc(m.ws, sizeof(uint32_t)), m.ws * sizeof(uint32_t));
+  uint64_t t0 = bench_now_ns();
+  total_pairs = run_mixed(&m, sizes);
+  total_ns = bench_now_ns() - t0;
+  printf("mixed: %.2f ns/pair (%llu pairs)\n",
+         total_pairs ? (double)total_ns / (double)total_pairs : 0.0,
+         (unsigned long long)total_pairs);
+  free(sizes);
+#else
   for (size_t s = 16; s <= 1024; s <<= 1) {
     uint64_t t0 = bench_now_ns();
     uint64_t n = run_class(&m, s);
@@ -112,6 +170,7 @@ int main(int argc, char **argv) {
     printf("class %4zu: %.2f ns/pair (%llu pairs)\n", s, n ? (double)dt / (double)n : 0.0,
            (unsigned long long)n);
   }
+#endif
   free(m.pool);
   free(m.perm);
   free(m.blocks);

@@ -42,6 +42,9 @@ $(BUILD)/bench/%: bench/%.cc bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS_BENCH) -o $@ $< -lpthread
 
+# micro_mixed is micro.c built with MICRO_MIXED (bench/micro_mixed.c).
+$(BUILD)/bench/micro_mixed: bench/micro.c
+
 bench-progs: $(BENCH_BINS)
 
 # The comparison library: same sources, hardening off, its own build dir.
