@@ -216,7 +216,8 @@ def main_tables(data, units, order):
     rss_ratios = [("%s/best peer" % ("sc" if o == OURS else "stats"), o, "best") for o in ours]
     out += per_alloc_table("Peak RSS (MiB, median of runs; lower is better)",
                            "getrusage's `ru_maxrss` of the benchmark process (real programs: "
-                           "of the measured program; redis: of the server).",
+                           "of the measured program, the largest of it and the children it "
+                           "waited for: gxx's is cc1plus's; redis: of the server).",
                            benches, sums, allocs, "rss", lambda v: mib(v) if v else "–",
                            rss_ratios)
     if any(s[a].minflt is not None for s in sums.values() for a in allocs):

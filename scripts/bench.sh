@@ -75,8 +75,9 @@ PY=/usr/bin/python3 # Debian's python3: the one python3-matplotlib serves
 # ---- the suite ------------------------------------------------------------
 # name | program (build/bench/<p>, or "real") | fixed args | full | quick | smoke
 # The last three are the size arguments of each mode. Full runs take about
-# 0.2-0.6 s per run here (frame-latency ~5 s: paced frames; freeciv and
-# redis ~3-4 s); quick about a tenth of that.
+# 0.2-0.6 s per run here (frame-latency ~5 s: paced frames; freeciv,
+# redis and gxx ~3-4 s, cppcheck ~7 s); quick about a tenth of that (gxx:
+# 3 of its 12 functions, ~1.5 s: cc1plus parses the same headers).
 suite() {
   cat <<'EOF'
 frame-burst|frame_burst||--frames 200000|--frames 20000|--frames 300
@@ -107,6 +108,7 @@ python-malloc|real||300000|30000|2000
 perl|real||300000|30000|2000
 sqlite|real||200000|20000|500
 cppcheck|real||25000|5000|500
+gxx|real||12|3|1
 freeciv|real||60|15|2
 redis|real||15000|2000|200
 EOF

@@ -21,7 +21,7 @@ case "${1:-test}" in
     ;;
   bench)
     want libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 sqlite3 python3 valgrind cppcheck \
-      freeciv-server redis-server redis-tools
+      g++ binutils freeciv-server redis-server redis-tools
     ;;
   plot) want python3-matplotlib ;; # bench.sh's chart (bench/report.py), optional
   report) want chromium fonts-dejavu-core python3 ;; # make test-report: the page in a browser

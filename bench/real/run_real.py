@@ -6,7 +6,13 @@ RESULT line the runner reads.
 Only the real program runs under LD_PRELOAD; this launcher does not. The
 time is the program's wall time (spawn to exit); the peak RSS, minor page
 faults and system time are the program's own (wait4's rusage), not the
-launcher's. Each workload checks its results and a mismatch exits non-zero:
+launcher's. wait4's rusage covers the child and every descendant it waited
+for (Linux folds a reaped child's usage into its parent's "children"
+figures, and wait4 reports both): for g++ the system time and faults are
+the sums over the driver, cc1plus and as, the peak RSS the largest of the
+three (cc1plus's; checked against cc1plus run alone: the same peak within
+0.1 %, and against `g++ -time`'s per-program times). Each workload checks
+its results and a mismatch exits non-zero:
   python         bench/real/py_churn.py (CPython's default pymalloc)
   python-malloc  the same with PYTHONMALLOC=malloc (every object via malloc)
   perl           bench/real/perl_churn.pl
@@ -20,6 +26,15 @@ launcher's. Each workload checks its results and a mismatch exits non-zero:
                  C++ file of SIZE lines (bench/real/cxx_source.py): it
                  must report exactly the planted out-of-bounds writes,
                  line by line (issue 31: a real C++ program).
+  gxx            Debian's g++ (/usr/bin/g++, GCC 12: the driver, cc1plus
+                 and as, all three preloaded through the environment)
+                 compiling with -O1 -c a generated template-heavy C++ file
+                 of SIZE functions (bench/real/gxx_source.py); it must exit
+                 0 and the object file must define exactly the SIZE
+                 extern "C" functions gxx_system_0.. (nm). BENCH_CORRUPT=k
+                 renames function k (mod SIZE) in the source, so the check
+                 must fail (tests/test_bench_smoke.c). Issue 31: a real
+                 C++ program.
   redis          Debian's redis-server driven by redis-benchmark, SIZE
                  requests of each command (bench/real/redis_kv.py); the
                  metric is microseconds per request (the inverse of the
@@ -34,6 +49,7 @@ import time
 
 import cxx_source
 import freeciv_game
+import gxx_source
 import redis_kv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -41,6 +57,8 @@ PYTHON = "/usr/bin/python3"
 PERL = "/usr/bin/perl"
 SQLITE = "/usr/bin/sqlite3"
 CPPCHECK = "/usr/bin/cppcheck"
+GXX = "/usr/bin/g++"
+NM = "/usr/bin/nm"
 
 
 def sqlite_workload(n):
@@ -105,10 +123,43 @@ def cppcheck_plan(size, workdir):
     return argv, {}, None, lambda out: sorted(out.splitlines()) == want
 
 
+def defined_functions(obj):
+    """The gxx_system_* text symbols obj defines (nm, not preloaded)."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    out = subprocess.run([NM, "--defined-only", obj], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, check=False).stdout.decode(errors="replace")
+    return sorted(f[2] for f in (ln.split() for ln in out.splitlines())
+                  if len(f) == 3 and f[1] == "T" and f[2].startswith("gxx_system_"))
+
+
+def gxx_plan(size, workdir):
+    """g++ -O1 -c on a generated file in workdir (its temporary assembly
+    too: TMPDIR); the object must define the generated functions."""
+    text, symbols = gxx_source.source(size)
+    corrupt = int(os.environ.get("BENCH_CORRUPT", "0") or 0)
+    if corrupt:
+        k = corrupt % size
+        text = text.replace('int gxx_system_%d(' % k, 'int gxx_renamed_%d(' % k)
+    src = os.path.join(workdir, "gen.cpp")
+    obj = os.path.join(workdir, "gen.o")
+    with open(src, "w") as f:
+        f.write(text)
+    want = sorted(symbols)
+
+    def check(_out):
+        return (os.path.isfile(obj) and os.path.getsize(obj) > 0 and
+                defined_functions(obj) == want)
+
+    return [GXX, "-O1", "-c", src, "-o", obj], {"TMPDIR": workdir}, None, check
+
+
 def plan(name, size, workdir=None):
     """(argv, extra environment, stdin text or None, output checker)."""
     if name == "cppcheck":
         return cppcheck_plan(size, workdir)
+    if name == "gxx":
+        return gxx_plan(size, workdir)
     if name == "python":
         return [PYTHON, os.path.join(HERE, "py_churn.py"), str(size)], {}, None, churn_check("OK ")
     if name == "python-malloc":
@@ -120,7 +171,7 @@ def plan(name, size, workdir=None):
         sql, want = sqlite_workload(size)
         return [SQLITE, ":memory:"], {}, sql, lambda out: out == want
     sys.exit("run_real.py: unknown benchmark '%s' (python, python-malloc, perl, sqlite, cppcheck, "
-             "freeciv, redis)" % name)
+             "gxx, freeciv, redis)" % name)
 
 
 def result(name, metric, unit, ops, checksum, ru):
@@ -143,8 +194,9 @@ def run_planned(name, size, env, preload, workdir):
     env.update(extra)
     if preload:
         env["LD_PRELOAD"] = preload
-    # cppcheck reports its findings on stderr: they are its output.
-    err = subprocess.STDOUT if name == "cppcheck" else None
+    # cppcheck reports its findings on stderr: they are its output (g++'s
+    # diagnostics too: none when it compiles cleanly).
+    err = subprocess.STDOUT if name in ("cppcheck", "gxx") else None
     with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout:
         if stdin_text is not None:
             fin.write(stdin_text.encode())
