@@ -88,6 +88,7 @@ micro-lifo-100k|micro|--order lifo --ws 100000|--pairs 1000000|--pairs 100000|--
 micro-rand-100|micro|--order rand --ws 100|--pairs 4000000|--pairs 400000|--pairs 2000
 micro-rand-10k|micro|--order rand --ws 10000|--pairs 2000000|--pairs 200000|--ws 1000 --pairs 1000
 micro-rand-100k|micro|--order rand --ws 100000|--pairs 1000000|--pairs 100000|--ws 1000 --pairs 1000
+micro-mixed-1k|micro_mixed|--order rand --ws 1000|--pairs 1000000|--pairs 100000|--pairs 1000
 xthread-prodcons|cross_thread|--mode prodcons|--ops 4000000|--ops 400000|--ops 5000
 prodcons|prodcons|--size 64|--batches 1000|--batches 100|--batches 4 --batch 100 --queue 4
 xthread-larson|cross_thread|--mode larson --threads 2 --slots 10000|--ops 3000000|--ops 300000|--ops 5000

@@ -26,6 +26,7 @@ static const char *const benches[] = {
     "micro-rand-100",
     "micro-rand-10k",
     "micro-rand-100k",
+    "micro-mixed-1k",
     "prodcons",
     "xthread-prodcons",
     "xthread-larson",
@@ -116,6 +117,7 @@ Test(bench_smoke, micro_lifo_100k, .timeout = 120) { smoke("micro-lifo-100k"); }
 Test(bench_smoke, micro_rand_100, .timeout = 120) { smoke("micro-rand-100"); }
 Test(bench_smoke, micro_rand_10k, .timeout = 120) { smoke("micro-rand-10k"); }
 Test(bench_smoke, micro_rand_100k, .timeout = 120) { smoke("micro-rand-100k"); }
+Test(bench_smoke, micro_mixed_1k, .timeout = 120) { smoke("micro-mixed-1k"); }
 Test(bench_smoke, xthread_prodcons, .timeout = 120) { smoke("xthread-prodcons"); }
 Test(bench_smoke, xthread_larson, .timeout = 120) { smoke("xthread-larson"); }
 Test(bench_smoke, mixed, .timeout = 120) { smoke("mixed"); }
