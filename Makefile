@@ -109,7 +109,7 @@ $(BUILD)/tests/test_core_alone: tests/test_core_alone.c $(CORE_AR)
 	$(CC) $(CFLAGS_TEST) $(shell pkg-config --cflags criterion 2>/dev/null) -o $@ $< \
 	  $(CORE_AR) $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion) -lpthread -ldl
 
-$(BUILD)/tests/progs/%: tests/progs/%.c tests/rss.h $(AR_LIB)
+$(BUILD)/tests/progs/%: tests/progs/%.c tests/*.h $(AR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) -o $@ $< -lpthread $(PROG_LDFLAGS)
 

@@ -390,6 +390,27 @@ static inline int hu_double_free_large(const hu_env_t *env) {
   return 0;
 }
 
+/** A large block freed at offset `off` into it: 16 (the same 1 KiB window
+ * of the record, another offset in it) or 8 (not 16-byte aligned: the
+ * record's overflow table). Neither is a block: refused before glibc. */
+static inline int hu_large_offset_use(const hu_env_t *env, size_t off, int how) {
+  char *p = hu_opaque(malloc(5000));
+  if (p == NULL || env->owns(p)) return 2;
+  return hu_fake_use(env, hu_opaque(p + off), how);
+}
+static inline int hu_interior_large_free(const hu_env_t *env) {
+  return hu_large_offset_use(env, 16, 0);
+}
+static inline int hu_interior_large_usable(const hu_env_t *env) {
+  return hu_large_offset_use(env, 16, 2);
+}
+static inline int hu_misaligned_large_free(const hu_env_t *env) {
+  return hu_large_offset_use(env, 8, 0);
+}
+static inline int hu_misaligned_large_realloc(const hu_env_t *env) {
+  return hu_large_offset_use(env, 8, 1);
+}
+
 /** Every scenario, NULL-terminated. */
 static const hu_case_t hu_cases[] = {
     {"double_free", "double free", HU_SIZE, hu_double_free},
@@ -413,6 +434,10 @@ static const hu_case_t hu_cases[] = {
     {"fake_global_free", "invalid free", 0, hu_fake_global_free},
     {"fake_global_realloc", "realloc of invalid pointer", 0, hu_fake_global_realloc},
     {"double_free_large", "invalid free", 0, hu_double_free_large},
+    {"interior_large_free", "invalid free", 0, hu_interior_large_free},
+    {"interior_large_usable", "malloc_usable_size of invalid pointer", 0, hu_interior_large_usable},
+    {"misaligned_large_free", "invalid free", 0, hu_misaligned_large_free},
+    {"misaligned_large_realloc", "realloc of invalid pointer", 0, hu_misaligned_large_realloc},
     {NULL, NULL, 0, NULL},
 };
 

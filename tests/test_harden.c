@@ -54,6 +54,10 @@ DEATH_TEST(fake_stack_usable)
 DEATH_TEST(fake_global_free)
 DEATH_TEST(fake_global_realloc)
 DEATH_TEST(double_free_large)
+DEATH_TEST(interior_large_free)
+DEATH_TEST(interior_large_usable)
+DEATH_TEST(misaligned_large_free)
+DEATH_TEST(misaligned_large_realloc)
 
 /* ---- white box: the checks themselves, with the real keys ---------------- */
 
@@ -206,6 +210,10 @@ MESSAGE_TEST(fake_stack_usable)
 MESSAGE_TEST(fake_global_free)
 MESSAGE_TEST(fake_global_realloc)
 MESSAGE_TEST(double_free_large)
+MESSAGE_TEST(interior_large_free)
+MESSAGE_TEST(interior_large_usable)
+MESSAGE_TEST(misaligned_large_free)
+MESSAGE_TEST(misaligned_large_realloc)
 
 /* Two threads free one block at the same moment, 400 times, each attempt
  * in a child process: every attempt ends in an abort with the double-free

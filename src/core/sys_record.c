@@ -3,13 +3,19 @@
  *
  * Key: the address's 1 KiB window, p >> 10, below 2^47 (37 bits): 13 bits
  * pick a top entry (a static array), 12 a mid node's entry, 12 a leaf
- * slot. Nodes (4096 entries: 32 KiB mid nodes, 64 KiB leaves) are mapped
- * when first needed: only the OS pages of a leaf that hold records become
- * resident (4 KiB per 256 KiB of address space in use). A slot holds the
- * block's address (0: empty), claimed and released with one
- * compare-and-swap, and its info word beside it. A second start in one window, or an address above
- * 2^47, goes to the overflow table (a spin lock, a linear scan; only small system blocks share a
- * window, and those come from the OOM fallback or memalign). */
+ * slot. Nodes (4096 entries: 32 KiB mid nodes, 20 KiB leaves) are mapped
+ * when first needed. A leaf slot is one tag byte: 0 when empty, else
+ * TAG_LIVE and the block's 16-byte offset in its window (with the window,
+ * its whole address), claimed with one compare-and-swap; TAG_INFO says
+ * the record's info word, in the leaf's second part, is not 0. The tags
+ * are what a malloc and a free touch: 4 KiB of them per 4 MiB of heap,
+ * so that a heap of large blocks freed in random order finds them in
+ * cache (16-byte slots holding the address and the word missed the
+ * first-level cache on nearly every free); the info words' pages are only
+ * touched by features that keep a word. A second start in one window, an
+ * address that is not 16-byte aligned or one above 2^47 goes to the
+ * overflow table (a spin lock, a linear scan; only small system blocks
+ * share a window, and those come from the OOM fallback or memalign). */
 #include "core/sys_record.h"
 
 #include <stdatomic.h>
@@ -26,12 +32,20 @@
 #define TOP_ENTRIES ((size_t)1 << TOP_BITS)
 #define MID_BYTES (NODE_ENTRIES * sizeof(uintptr_t))
 
+#define TAG_LIVE 0x80u   /* a record */
+#define TAG_INFO 0x40u   /* its info word is not 0 */
+#define TAG_OFFSET 0x3fu /* the block's offset in its window, in 16 bytes */
+
 typedef struct {
-  _Atomic(uintptr_t) p;   /* the block's address; 0: empty */
-  _Atomic(uint32_t) info; /* its info word (valid while p is) */
-  uint32_t unused;
-} slot_t;
-#define LEAF_BYTES (NODE_ENTRIES * sizeof(slot_t))
+  _Atomic(uint8_t) tag[NODE_ENTRIES];   /* per window: 0, or TAG_LIVE | ... */
+  _Atomic(uint32_t) info[NODE_ENTRIES]; /* valid while the tag has TAG_INFO */
+} leaf_t;
+#define LEAF_BYTES sizeof(leaf_t)
+
+/** The tag of a record of u (16-byte aligned), without TAG_INFO. */
+static inline unsigned tag_of(uintptr_t u) { return TAG_LIVE | ((u >> 4) & TAG_OFFSET); }
+/** True when tag t is a record of u. */
+static inline bool tag_is(unsigned t, uintptr_t u) { return (t & ~TAG_INFO) == tag_of(u); }
 
 /* Top level: each entry a mid node (an array of NODE_ENTRIES leaf
  * pointers), or 0. */
@@ -55,9 +69,9 @@ static sc_noinline uintptr_t node_make(_Atomic(uintptr_t) *at, size_t bytes) {
   return expected;
 }
 
-/** The slot of u's window, mapping its nodes when they do not exist;
- * NULL when u is above the map or the OS refuses. */
-static sc_noinline slot_t *slot_make(uintptr_t u) {
+/** The leaf of u's window (its slot: *i), mapping its nodes when they do
+ * not exist; NULL when u is above the map or the OS refuses. */
+static sc_noinline leaf_t *leaf_make(uintptr_t u, size_t *i) {
   uintptr_t key = u >> WINDOW_SHIFT;
   if (key >> KEY_BITS != 0) return NULL;
   uintptr_t mid = node_make(&top[key >> (2 * NODE_BITS)], MID_BYTES);
@@ -65,14 +79,16 @@ static sc_noinline slot_t *slot_make(uintptr_t u) {
   uintptr_t leaf =
       node_make(&((_Atomic(uintptr_t) *)mid)[(key >> NODE_BITS) & (NODE_ENTRIES - 1)], LEAF_BYTES);
   if (leaf == 0) return NULL;
-  return &((slot_t *)leaf)[key & (NODE_ENTRIES - 1)];
+  *i = key & (NODE_ENTRIES - 1);
+  return (leaf_t *)leaf;
 }
 
-/* The slot of u's window, or a jump to `none` when u is above the map or
- * its nodes do not exist (two dependent loads: a statement, so that the
- * fast paths test nothing else). */
-#define SLOT_FIND(u, s, none)                                                                    \
+/* The leaf and slot of u's window, or a jump to `none` when u is not
+ * 16-byte aligned, above the map, or its nodes do not exist (two dependent
+ * loads: a statement, so that the fast paths test nothing else). */
+#define SLOT_FIND(u, leaf, i, none)                                                              \
   do {                                                                                           \
+    if (sc_unlikely(((u)&15) != 0)) goto none;                                                   \
     uintptr_t t_ = (u) >> (WINDOW_SHIFT + 2 * NODE_BITS);                                        \
     if (sc_unlikely(t_ >= TOP_ENTRIES)) goto none;                                               \
     uintptr_t mid_ = atomic_load_explicit(&top[t_], memory_order_acquire);                       \
@@ -81,7 +97,8 @@ static sc_noinline slot_t *slot_make(uintptr_t u) {
         &((_Atomic(uintptr_t) *)mid_)[((u) >> (WINDOW_SHIFT + NODE_BITS)) & (NODE_ENTRIES - 1)], \
         memory_order_acquire);                                                                   \
     if (sc_unlikely(leaf_ == 0)) goto none;                                                      \
-    (s) = &((slot_t *)leaf_)[((u) >> WINDOW_SHIFT) & (NODE_ENTRIES - 1)];                        \
+    (leaf) = (leaf_t *)leaf_;                                                                    \
+    (i) = ((u) >> WINDOW_SHIFT) & (NODE_ENTRIES - 1);                                            \
   } while (0)
 
 /* ---- the overflow table ---------------------------------------------------- */
@@ -167,38 +184,68 @@ void sc__sysrec_fork_child(void) { atomic_flag_clear(&over_lock); }
 
 /* ---- the API ----------------------------------------------------------------- */
 
+/** The info word of the record in slot i whose tag is t. */
+static inline uint32_t info_get(leaf_t *leaf, size_t i, unsigned t) {
+  return (t & TAG_INFO) ? atomic_load_explicit(&leaf->info[i], memory_order_relaxed) : 0;
+}
+
+/** Give the record in slot i (tag t, ours: only its block's own thread
+ * changes it while it lives) the info word info. */
+static void info_put(leaf_t *leaf, size_t i, unsigned t, uint32_t info) {
+  if (info != 0) {
+    atomic_store_explicit(&leaf->info[i], info, memory_order_relaxed);
+    /* Release: a reader that sees TAG_INFO (acquire) sees the word. */
+    atomic_store_explicit(&leaf->tag[i], (uint8_t)(t | TAG_INFO), memory_order_release);
+  } else if (t & TAG_INFO) {
+    atomic_store_explicit(&leaf->tag[i], (uint8_t)(t & ~TAG_INFO), memory_order_relaxed);
+  }
+}
+
 /** Insert u when its window has no nodes yet, its slot is taken, or u is
- * above the map. */
+ * above the map or not 16-byte aligned. */
 static sc_noinline bool insert_slow(uintptr_t u, uint32_t info) {
-  slot_t *s = slot_make(u);
-  if (s != NULL) {
-    uintptr_t expected = 0;
-    if (atomic_compare_exchange_strong_explicit(&s->p, &expected, u, memory_order_relaxed,
-                                                memory_order_relaxed)) {
-      atomic_store_explicit(&s->info, info, memory_order_relaxed);
-      if (!over_access(u, NULL, false, false, 0)) return true;
-      atomic_store_explicit(&s->p, 0, memory_order_relaxed);
+  size_t i = 0;
+  leaf_t *leaf = (u & 15) == 0 ? leaf_make(u, &i) : NULL;
+  if (leaf != NULL) {
+    uint8_t expected = 0;
+    if (atomic_compare_exchange_strong_explicit(&leaf->tag[i], &expected, (uint8_t)tag_of(u),
+                                                memory_order_relaxed, memory_order_relaxed)) {
+      if (!over_access(u, NULL, false, false, 0)) {
+        info_put(leaf, i, tag_of(u), info);
+        return true;
+      }
+      atomic_store_explicit(&leaf->tag[i], 0, memory_order_relaxed);
       return false;
     }
-    if (expected == u) return false;
+    if (tag_is(expected, u)) return false;
   }
   return over_insert(u, info);
 }
 
-bool sc__sysrec_insert(const void *p, uint32_t info) {
-  uintptr_t u = (uintptr_t)p;
-  slot_t *s;
-  SLOT_FIND(u, s, slow);
-  uintptr_t expected = 0;
-  if (sc_unlikely(!atomic_compare_exchange_strong_explicit(
-          &s->p, &expected, u, memory_order_relaxed, memory_order_relaxed)))
-    goto slow;
-  atomic_store_explicit(&s->info, info, memory_order_relaxed);
+/** The rest of an insert that claimed slot i for u, when the overflow
+ * table holds records or info is not 0. */
+static sc_noinline bool insert_finish(leaf_t *leaf, size_t i, uintptr_t u, uint32_t info) {
   /* u may sit in the overflow table from when its window was taken. */
-  if (sc_unlikely(over_access(u, NULL, false, false, 0))) {
-    atomic_store_explicit(&s->p, 0, memory_order_relaxed);
+  if (over_access(u, NULL, false, false, 0)) {
+    atomic_store_explicit(&leaf->tag[i], 0, memory_order_relaxed);
     return false;
   }
+  info_put(leaf, i, tag_of(u), info);
+  return true;
+}
+
+bool sc__sysrec_insert(const void *p, uint32_t info) {
+  uintptr_t u = (uintptr_t)p;
+  leaf_t *leaf;
+  size_t i;
+  SLOT_FIND(u, leaf, i, slow);
+  uint8_t expected = 0;
+  if (sc_unlikely(!atomic_compare_exchange_strong_explicit(&leaf->tag[i], &expected,
+                                                           (uint8_t)tag_of(u), memory_order_relaxed,
+                                                           memory_order_relaxed)))
+    goto slow;
+  if (sc_unlikely((atomic_load_explicit(&over_count, memory_order_acquire) | info) != 0))
+    return insert_finish(leaf, i, u, info);
   return true;
 slow:
   return insert_slow(u, info);
@@ -206,16 +253,18 @@ slow:
 
 bool sc__sysrec_remove(const void *p, uint32_t *info) {
   uintptr_t u = (uintptr_t)p;
-  slot_t *s;
-  SLOT_FIND(u, s, other);
+  leaf_t *leaf;
+  size_t i;
+  SLOT_FIND(u, leaf, i, other);
   /* A load and a store, no lock: while u's record is in its slot no other
    * record can take the slot (another block's insert finds it taken), so
    * only another remove of u could race with this one: a double free of
    * one block by two threads at the same moment, which then reaches glibc
    * (whose own check sees most). */
-  if (sc_likely(atomic_load_explicit(&s->p, memory_order_relaxed) == u)) {
-    if (info != NULL) *info = atomic_load_explicit(&s->info, memory_order_relaxed);
-    atomic_store_explicit(&s->p, 0, memory_order_relaxed);
+  unsigned t = atomic_load_explicit(&leaf->tag[i], memory_order_acquire);
+  if (sc_likely(tag_is(t, u))) {
+    if (info != NULL) *info = info_get(leaf, i, t);
+    atomic_store_explicit(&leaf->tag[i], 0, memory_order_relaxed);
     return true;
   }
 other:
@@ -224,10 +273,12 @@ other:
 
 bool sc__sysrec_lookup(const void *p, uint32_t *info) {
   uintptr_t u = (uintptr_t)p;
-  slot_t *s;
-  SLOT_FIND(u, s, other);
-  if (sc_likely(atomic_load_explicit(&s->p, memory_order_relaxed) == u)) {
-    if (info != NULL) *info = atomic_load_explicit(&s->info, memory_order_relaxed);
+  leaf_t *leaf;
+  size_t i;
+  SLOT_FIND(u, leaf, i, other);
+  unsigned t = atomic_load_explicit(&leaf->tag[i], memory_order_acquire);
+  if (sc_likely(tag_is(t, u))) {
+    if (info != NULL) *info = info_get(leaf, i, t);
     return true;
   }
 other:
@@ -236,10 +287,12 @@ other:
 
 void sc__sysrec_set_info(const void *p, uint32_t info) {
   uintptr_t u = (uintptr_t)p;
-  slot_t *s;
-  SLOT_FIND(u, s, other);
-  if (atomic_load_explicit(&s->p, memory_order_relaxed) == u) {
-    atomic_store_explicit(&s->info, info, memory_order_relaxed);
+  leaf_t *leaf;
+  size_t i;
+  SLOT_FIND(u, leaf, i, other);
+  unsigned t = atomic_load_explicit(&leaf->tag[i], memory_order_relaxed);
+  if (tag_is(t, u)) {
+    info_put(leaf, i, t, info);
     return;
   }
 other:

@@ -8,11 +8,12 @@
  * word the caller chooses (0 by default).
  *
  * Lock-free, allocation-free, any thread: a radix map keyed by address,
- * one 64-bit slot per 1 KiB window (a block above 1 KiB is the only one to
- * start in its window while it lives), its nodes mapped from the OS when
- * first needed and installed with a compare-and-swap; a small locked
- * overflow table holds the rare second start in one window (small system
- * blocks) and addresses above the map's 2^47. */
+ * one tag byte per 1 KiB window (a block above 1 KiB is the only one to
+ * start in its window while it lives; the byte holds its offset there),
+ * its nodes mapped from the OS when first needed and installed with a
+ * compare-and-swap; a small locked overflow table holds the rare second
+ * start in one window (small system blocks), addresses that are not
+ * 16-byte aligned and addresses above the map's 2^47. */
 #ifndef SC_SYS_RECORD_H
 #define SC_SYS_RECORD_H
 
