@@ -251,39 +251,31 @@ slow:
   return insert_slow(u, info);
 }
 
-bool sc__sysrec_remove(const void *p, uint32_t *info) {
+/** Find p's record: true when it is there, *info (info may be NULL) its
+ * word; `remove` forgets it. */
+static inline bool record_find(const void *p, uint32_t *info, bool remove) {
   uintptr_t u = (uintptr_t)p;
   leaf_t *leaf;
   size_t i;
   SLOT_FIND(u, leaf, i, other);
-  /* A load and a store, no lock: while u's record is in its slot no other
-   * record can take the slot (another block's insert finds it taken), so
-   * only another remove of u could race with this one: a double free of
-   * one block by two threads at the same moment, which then reaches glibc
-   * (whose own check sees most). */
   unsigned t = atomic_load_explicit(&leaf->tag[i], memory_order_acquire);
   if (sc_likely(tag_is(t, u))) {
     if (info != NULL) *info = info_get(leaf, i, t);
-    atomic_store_explicit(&leaf->tag[i], 0, memory_order_relaxed);
+    /* A load and a store, no lock: while u's record is in its slot no
+     * other record can take the slot (another block's insert finds it
+     * taken), so only another remove of u could race with this one: a
+     * double free of one block by two threads at the same moment, which
+     * then reaches glibc (whose own check sees most). */
+    if (remove) atomic_store_explicit(&leaf->tag[i], 0, memory_order_relaxed);
     return true;
   }
 other:
-  return over_access(u, info, true, false, 0);
+  return over_access(u, info, remove, false, 0);
 }
 
-bool sc__sysrec_lookup(const void *p, uint32_t *info) {
-  uintptr_t u = (uintptr_t)p;
-  leaf_t *leaf;
-  size_t i;
-  SLOT_FIND(u, leaf, i, other);
-  unsigned t = atomic_load_explicit(&leaf->tag[i], memory_order_acquire);
-  if (sc_likely(tag_is(t, u))) {
-    if (info != NULL) *info = info_get(leaf, i, t);
-    return true;
-  }
-other:
-  return over_access(u, info, false, false, 0);
-}
+bool sc__sysrec_remove(const void *p, uint32_t *info) { return record_find(p, info, true); }
+
+bool sc__sysrec_lookup(const void *p, uint32_t *info) { return record_find(p, info, false); }
 
 void sc__sysrec_set_info(const void *p, uint32_t info) {
   uintptr_t u = (uintptr_t)p;
