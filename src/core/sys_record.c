@@ -201,29 +201,9 @@ static void info_put(leaf_t *leaf, size_t i, unsigned t, uint32_t info) {
   }
 }
 
-/** Insert u when its window has no nodes yet, its slot is taken, or u is
- * above the map or not 16-byte aligned. */
-static sc_noinline bool insert_slow(uintptr_t u, uint32_t info) {
-  size_t i = 0;
-  leaf_t *leaf = (u & 15) == 0 ? leaf_make(u, &i) : NULL;
-  if (leaf != NULL) {
-    uint8_t expected = 0;
-    if (atomic_compare_exchange_strong_explicit(&leaf->tag[i], &expected, (uint8_t)tag_of(u),
-                                                memory_order_relaxed, memory_order_relaxed)) {
-      if (!over_access(u, NULL, false, false, 0)) {
-        info_put(leaf, i, tag_of(u), info);
-        return true;
-      }
-      atomic_store_explicit(&leaf->tag[i], 0, memory_order_relaxed);
-      return false;
-    }
-    if (tag_is(expected, u)) return false;
-  }
-  return over_insert(u, info);
-}
-
-/** The rest of an insert that claimed slot i for u, when the overflow
- * table holds records or info is not 0. */
+/** The rest of an insert that claimed slot i for u: undone (false) if u
+ * sits in the overflow table, else u's record gets info. The fast path
+ * comes here only when the table holds records or info is not 0. */
 static sc_noinline bool insert_finish(leaf_t *leaf, size_t i, uintptr_t u, uint32_t info) {
   /* u may sit in the overflow table from when its window was taken. */
   if (over_access(u, NULL, false, false, 0)) {
@@ -232,6 +212,21 @@ static sc_noinline bool insert_finish(leaf_t *leaf, size_t i, uintptr_t u, uint3
   }
   info_put(leaf, i, tag_of(u), info);
   return true;
+}
+
+/** Insert u when its window has no nodes yet, its slot is taken, or u is
+ * above the map or not 16-byte aligned. */
+static sc_noinline bool insert_slow(uintptr_t u, uint32_t info) {
+  size_t i = 0;
+  leaf_t *leaf = (u & 15) == 0 ? leaf_make(u, &i) : NULL;
+  if (leaf != NULL) {
+    uint8_t expected = 0;
+    if (atomic_compare_exchange_strong_explicit(&leaf->tag[i], &expected, (uint8_t)tag_of(u),
+                                                memory_order_relaxed, memory_order_relaxed))
+      return insert_finish(leaf, i, u, info);
+    if (tag_is(expected, u)) return false;
+  }
+  return over_insert(u, info);
 }
 
 bool sc__sysrec_insert(const void *p, uint32_t info) {
