@@ -30,8 +30,15 @@ LDLIBS_LIB := -lpthread -ldl -lgcc_s
 # their labels bracket the library's code in every section
 # (src/mark/text_mark.h).
 LIB_LAYERS := util core features report api
-LIB_SRCS := src/mark/text_begin.c $(foreach l,$(LIB_LAYERS),$(sort $(wildcard src/$(l)/*.c))) \
-            shim/shim.c shim/cxx.c shim/signal.c src/mark/text_end.c
+# The link order is not the layers': the code a plain run executes all the
+# time (util, core, the entry points) comes first and the features and the
+# report, which a plain run never calls after start-up, last, so that the
+# kernel's read-around keeps the rest of the library's code off the
+# resident set (src/util/startup.h gathers the start-up code apart).
+LIB_LINK_ORDER := util core api shim features report
+lib_srcs_of = $(if $(filter shim,$(1)),shim/shim.c shim/cxx.c shim/signal.c,$(sort $(wildcard src/$(1)/*.c)))
+LIB_SRCS := src/mark/text_begin.c $(foreach l,$(LIB_LINK_ORDER),$(call lib_srcs_of,$(l))) \
+            src/mark/text_end.c
 LIB_OBJS := $(patsubst %.c,$(OBJDIR)/%.o,$(LIB_SRCS))
 LIB_DEPS := $(LIB_OBJS:.o=.d)
 
@@ -47,7 +54,7 @@ $(OBJDIR)/%.o: %.c
 	$(CC) $(CFLAGS_LIB) -MMD -MP -c $< -o $@
 
 # $(call link_so,OBJECTS): the shared library $@ of a set of library objects.
-link_so = $(CC) -shared -Wl,-soname,libsizeclass.so.$(SOMAJOR) -Wl,-z,now -o $@ $(1) $(LDLIBS_LIB)
+link_so = $(CC) -shared -Wl,-soname,libsizeclass.so.$(SOMAJOR) -Wl,-z,now -Wl,-fini=sc__fini -o $@ $(1) $(LDLIBS_LIB)
 # $(call link_ar,OBJECTS): the archive $@. It holds one relocatable object
 # made of every library object (next to $@'s objects), so that a program
 # linking it statically gets the whole library whenever it gets malloc:

@@ -19,6 +19,7 @@
 
 #include "core/hooks.h"
 #include "core/sys_record.h"
+#include "util/startup.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 /* ASan's allocator interface (sanitizer/allocator_interface.h, not always
@@ -39,7 +40,7 @@ sc_fallback_shared_t sc__fallback_shared;
  * the only unrecorded pointers the system route accepts. */
 static uintptr_t heap_lo, heap_hi;
 
-void sc__sys_start(void) {
+sc_startup void sc__sys_start(void) {
   __libc_free(__libc_malloc(1));
   heap_hi = (uintptr_t)sbrk(0);
   /* The main heap's bytes (other arenas' too, at worst: a lower bound). */
@@ -148,7 +149,7 @@ static size_t block_size(const void *p) {
   return sys_usable_size_fn((void *)p);
 }
 
-void sc__sys_bind(void) {
+sc_startup void sc__sys_bind(void) {
 #if defined(__SANITIZE_ADDRESS__)
   headers_are_glibcs = false;
 #else

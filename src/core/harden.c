@@ -22,13 +22,14 @@
 #include "core/snapshot.h"
 #include "util/format.h"
 #include "util/stream.h"
+#include "util/startup.h"
 
 static _Atomic(sc_last_words_fn) last_words;
 
 /* The thread writing an abort's report (its kernel id); 0: none. */
 static _Atomic long reporter;
 
-void sc__last_words_register(sc_last_words_fn fn) {
+sc_startup void sc__last_words_register(sc_last_words_fn fn) {
   atomic_store_explicit(&last_words, fn, memory_order_release);
 }
 

@@ -3,6 +3,7 @@
  * the core does with every feature off, and how a feature layer's table
  * replaces them. */
 #include "core/hooks.h"
+#include "util/startup.h"
 
 /* ---- the no-ops ------------------------------------------------------------ */
 
@@ -94,7 +95,7 @@ sc_feature_ops_t sc__ops = {
 
 /* ---- registration ------------------------------------------------------------ */
 
-void sc__hooks_register(const sc_feature_ops_t *t) {
+sc_startup void sc__hooks_register(const sc_feature_ops_t *t) {
 #define TAKE(m) \
   if (t->m != NULL) sc__ops.m = t->m
   TAKE(block.before_alloc);
@@ -132,7 +133,7 @@ void sc__hooks_register(const sc_feature_ops_t *t) {
 #undef TAKE
 }
 
-void sc__hooks_start(void) {
+sc_startup void sc__hooks_start(void) {
   if (&sc__feature_table != NULL) sc__hooks_register(&sc__feature_table);
   sc__ops.lifecycle.decide();
 }

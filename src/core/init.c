@@ -15,6 +15,8 @@
 #include "util/stream.h"
 #include "core/sys_record.h"
 #include "util/settings.h"
+#include "util/startup.h"
+#include "util/os.h"
 
 uintptr_t sc__secret;
 uintptr_t sc__key_secret;
@@ -65,7 +67,7 @@ uintptr_t sc__page_key_new(const sc_page_t *page) {
 
 /** SIZECLASS_HARDEN=random, unless the checking mode is on: its free
  * lists hold only poisoned blocks, which a shuffled fresh page's are not. */
-static void random_placement_decide(void) {
+static sc_startup void random_placement_decide(void) {
   if (sc__setting(SC_SET_HARDEN) != SC_HARDEN_RANDOM) return;
   if (sc__features & SC_FEATURE_CHECK) {
     sc__warn("SIZECLASS_HARDEN=random is ignored with the checking mode on");
@@ -74,7 +76,7 @@ static void random_placement_decide(void) {
   sc__random_placement = true;
 }
 
-void sc__init(void) {
+sc_startup void sc__init(void) {
   if (sc_likely(atomic_load_explicit(&init_state, memory_order_acquire) == 2)) return;
   int expected = 0;
   if (atomic_compare_exchange_strong(&init_state, &expected, 1)) {
@@ -119,5 +121,13 @@ __attribute__((constructor)) static void sc_constructor(void) {
   sc__init();
   sc__sys_bind();
   sc__sys_trim_init();
-  pthread_atfork(fork_prepare, fork_parent, fork_child);
+  sc__os_atfork(fork_prepare, fork_parent, fork_child);
 }
+
+/* The shared library's DT_FINI, named by the Makefile's link (-fini):
+ * crti's _fini has nothing to do on this target (the destructors run from
+ * .fini_array), but the linker puts it after all of the library's code,
+ * where calling it at exit made a plain run touch a page of code of its
+ * own (util/startup.h). This one sits with the exit code. */
+void sc__fini(void);
+__attribute__((used, section(".text.exit"))) void sc__fini(void) {}

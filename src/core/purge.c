@@ -24,6 +24,7 @@
 
 #include "util/settings.h"
 #include "core/page_queue.h"
+#include "util/startup.h"
 
 /* ---- settings ------------------------------------------------------------ */
 
@@ -458,7 +459,7 @@ void sc__purge_settings(uint64_t *delay_ms, uint32_t *step_pages) {
   *step_pages = purge_step;
 }
 
-void sc__purge_apply_settings(void) {
+sc_startup void sc__purge_apply_settings(void) {
   /* The settings (settings.c) said no to a bad value already. */
   sc__purge_configure(sc__setting(SC_SET_PURGE_DELAY_MS), (uint32_t)sc__setting(SC_SET_PURGE_STEP));
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "util/startup.h"
 
 /* One byte per possible segment below 2^47: 32 MiB of zero-filled .bss
  * (address space only: a page of it becomes resident when a segment it
@@ -19,7 +20,7 @@ unsigned sc__meta_pages = SC_META_PAGES;
 unsigned sc__map_shift;
 size_t sc__page_record_bytes = SC_MAP_BYTES_PER_PAGE;
 
-void sc__segment_set_layout(bool requests) {
+sc_startup void sc__segment_set_layout(bool requests) {
   sc__req_arrays = requests;
   sc__meta_pages = requests ? SC_META_PAGES_REQ : SC_META_PAGES;
   sc__map_shift = requests ? SC_MAP_WIDE_SHIFT : 0;

@@ -29,6 +29,7 @@
 #include "util/settings.h"
 #include "core/purge.h"
 #include "sizeclass.h"
+#include "util/startup.h"
 
 /** glibc's ceiling for its dynamic mmap threshold (64-bit). */
 #define SC_SYS_MMAP_THRESHOLD (32 << 20)
@@ -46,7 +47,7 @@ static bool tunables_set(void) {
   return t != NULL && (strstr(t, "trim_threshold") != NULL || strstr(t, "mmap_threshold") != NULL);
 }
 
-void sc__sys_trim_init(void) {
+sc_startup void sc__sys_trim_init(void) {
   /* glibc's own, by its version (fallback.c says why); not found: nothing
    * is trimmed. */
   trim_fn = (int (*)(size_t))dlvsym(RTLD_NEXT, "malloc_trim", SC_GLIBC_BASE_VERSION);

@@ -17,6 +17,7 @@
 #include "util/format.h"
 #include "util/settings.h"
 #include "util/symbolize.h"
+#include "util/startup.h"
 
 bool sc__budgets_set;
 
@@ -174,7 +175,7 @@ static void warn_entry(const char *what, const char *e, size_t len) {
   sc__warn(line);
 }
 
-bool sc__budget_decide(void) {
+sc_startup bool sc__budget_decide(void) {
   if (sc__setting_state(SC_SET_BUDGET) != SC_SETTING_GIVEN) return false;
   const char *s = sc__setting_text(SC_SET_BUDGET);
   bool any = false;

@@ -28,6 +28,7 @@
 #include "util/format.h"
 #include "features/exact.h"
 #include "util/settings.h"
+#include "util/startup.h"
 
 /** Bytes of a freed block that hold list words: the link, and the free
  * key (checked on its own). The poison follows. */
@@ -231,7 +232,7 @@ __attribute__((destructor)) static void check_at_exit(void) {
 
 /* ---- the decision --------------------------------------------------------------- */
 
-bool sc__check_decide(void) {
+sc_startup bool sc__check_decide(void) {
   /* The settings (settings.c) said no to a bad value already. */
   if (sc__setting(SC_SET_CHECK) == 0) return false;
   uint32_t cap = (uint32_t)sc__setting(SC_SET_CHECK_QUARANTINE);

@@ -28,6 +28,7 @@
 #include "sizeclass.h"
 #include "features/timeline.h"
 #include "core/snapshot.h"
+#include "util/os.h"
 
 /* Counter sums at one instant. */
 typedef struct totals_s {
@@ -110,5 +111,5 @@ static void frame_fork_child(void) {
 }
 
 __attribute__((constructor)) static void frame_on_load(void) {
-  pthread_atfork(NULL, NULL, frame_fork_child);
+  sc__os_atfork(NULL, NULL, frame_fork_child);
 }

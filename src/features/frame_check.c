@@ -28,6 +28,8 @@
 #include "features/timeline.h"
 #include "core/snapshot.h"
 #include "util/format.h"
+#include "util/startup.h"
+#include "util/os.h"
 
 enum { MODE_OFF = 0, MODE_WARN = 1, MODE_ABORT = 2 };
 enum { API_NONE = 0, API_ON = 1, API_OFF = 2 };
@@ -43,7 +45,7 @@ static uint64_t base[SC_CLASSES];
 
 /* ---- settings ---------------------------------------------------------------------------- */
 
-uint32_t sc__frame_check_decide(void) {
+sc_startup uint32_t sc__frame_check_decide(void) {
   /* The settings (settings.c) said no to a bad value already. */
   mode = (int)sc__setting(SC_SET_FRAME_CHECK);
   return mode != MODE_OFF ? SC_FEATURE_FRAME_CHECK : 0;
@@ -138,5 +140,5 @@ sc_public bool sc_frame_expect_steady(bool on) {
 static void fork_child(void) { pthread_mutex_init(&look_lock, NULL); }
 
 __attribute__((constructor)) static void frame_check_on_load(void) {
-  pthread_atfork(NULL, NULL, fork_child);
+  sc__os_atfork(NULL, NULL, fork_child);
 }

@@ -27,6 +27,7 @@
 #include "util/settings.h"
 #include "core/snapshot.h"
 #include "util/signals.h"
+#include "util/startup.h"
 
 /* ---- settings -------------------------------------------------------------- */
 
@@ -323,7 +324,9 @@ static void on_fault(int sig, siginfo_t *si, void *ctx) {
 
 static bool handler_installed;
 
-void *sc__guard_fault_handler(void) { return handler_installed ? (void *)on_fault : NULL; }
+sc_startup void *sc__guard_fault_handler(void) {
+  return handler_installed ? (void *)on_fault : NULL;
+}
 
 static void install_handler(void) {
   handler_installed = true;
@@ -338,7 +341,7 @@ static void install_handler(void) {
 
 /* ---- the decision ---------------------------------------------------------- */
 
-bool sc__guard_decide(void) {
+sc_startup bool sc__guard_decide(void) {
   /* The settings (settings.c) said no to a bad value already. */
   uint32_t rate = (uint32_t)sc__setting(SC_SET_GUARD);
   if (rate == 0) return false;

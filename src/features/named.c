@@ -15,6 +15,7 @@
 
 #include "core/snapshot.h"
 #include "sizeclass.h"
+#include "util/os.h"
 
 static sc_named_t ring[SC_NAMED_MAX];
 static _Atomic uint64_t taken; /* snapshots taken; entry n is ring[n % SC_NAMED_MAX] */
@@ -89,7 +90,7 @@ uint64_t sc__named_count(void) { return atomic_load_explicit(&taken, memory_orde
 static void named_fork_child(void) { pthread_mutex_init(&named_lock, NULL); }
 
 __attribute__((constructor)) static void named_on_load(void) {
-  pthread_atfork(NULL, NULL, named_fork_child);
+  sc__os_atfork(NULL, NULL, named_fork_child);
 }
 
 const sc_named_t *sc__named_entry(uint64_t count, uint64_t i) {

@@ -31,6 +31,7 @@
 #include "features/budget.h"
 #include "features/tags.h"
 #include "sizeclass.h"
+#include "util/startup.h"
 
 /* ---- the sampled features' countdown ------------------------------------------- */
 
@@ -84,7 +85,7 @@ static sc_noinline uint32_t sampling_fire(int64_t *left) {
   return due;
 }
 
-static int64_t countdown_start(void) {
+static sc_startup int64_t countdown_start(void) {
   uint32_t f = sc__features;
   if (sc__tags_on && sc__thread.arena != NULL) sc__tags_bind(sc__thread.arena);
   if ((f & SC_FEATURES_SAMPLED) != 0) {
@@ -450,7 +451,7 @@ void sc__seam_tags_install(void) {
 /* ---- the decision ------------------------------------------------------------- */
 
 /** Features are on from now on (they are only ever added). */
-static void features_set(uint32_t f) {
+static sc_startup void features_set(uint32_t f) {
   sc__features = f;
   /* The checking mode needs each block's request as much as exact
    * statistics do. */
@@ -466,7 +467,7 @@ static void features_set(uint32_t f) {
   sc__sys_refresh();
 }
 
-static void decide(void) {
+static sc_startup void decide(void) {
   sc__settings_load();
   uint32_t f = sc__features; /* sc_stats_enable_exact may have run first */
   /* Exact statistics: asked for directly, or implied by a report. */

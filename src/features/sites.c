@@ -38,6 +38,8 @@
 #include "util/path.h"
 #include "util/rng.h"
 #include "util/symbolize.h"
+#include "util/startup.h"
+#include "util/os.h"
 
 /* ---- settings ---------------------------------------------------------------------- */
 
@@ -95,7 +97,7 @@ static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t guard_capture(void); /* below: guard pages' hook */
 static double log_of(double x);      /* below: numbers without libm */
 
-uint32_t sc__sites_decide(void) {
+sc_startup uint32_t sc__sites_decide(void) {
   /* The settings (settings.c) said no to a bad value already. */
   cfg.rate = sc__setting(SC_SET_SITES);
   if (cfg.rate == 0) return 0;
@@ -410,13 +412,13 @@ uint64_t sc__sites_overflowed(void) {
   return atomic_load_explicit(&overflowed, memory_order_relaxed);
 }
 
-bool sc__sites_folded(const char **path) {
+sc_startup bool sc__sites_folded(const char **path) {
   sc__init(); /* the features are decided (a constructor may ask first) */
   *path = cfg.folded;
   return sc__sites_on() && cfg.format == FORMAT_FOLDED;
 }
 
-bool sc__sites_report_implied(void) {
+sc_startup bool sc__sites_report_implied(void) {
   sc__init();
   return sc__sites_on() && cfg.implied;
 }
@@ -485,5 +487,5 @@ static void fork_child(void) { fork_release(true); }
  * (a class allocation decides them itself). */
 __attribute__((constructor(101))) static void sites_on_load(void) {
   sc__init();
-  pthread_atfork(fork_prepare, fork_parent, fork_child);
+  sc__os_atfork(fork_prepare, fork_parent, fork_child);
 }

@@ -22,6 +22,7 @@
 #include "features/tags.h"
 #include "util/format.h"
 #include "util/settings.h"
+#include "util/startup.h"
 
 #define RULES 64
 #define PATTERN_MAX 96
@@ -209,7 +210,7 @@ static void warn_rule(const char *what, const char *s, size_t len) {
   sc__warn(line);
 }
 
-bool sc__tag_rules_decide(void) {
+sc_startup bool sc__tag_rules_decide(void) {
   if (sc__setting_state(SC_SET_TAGS) != SC_SETTING_GIVEN) return false;
   const char *s = sc__setting_text(SC_SET_TAGS);
   while (*s) {

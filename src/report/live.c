@@ -44,6 +44,7 @@
 #include "report/report.h"
 #include "util/os.h"
 #include "util/settings.h"
+#include "util/startup.h"
 
 #define LIVE_DIR "/dev/shm"
 #define LIVE_PREFIX "sizeclass."
@@ -335,13 +336,13 @@ static void live_fork_child(void) {
   map = NULL;
 }
 
-void sc__live_configure(void) {
+sc_startup void sc__live_configure(void) {
   bool on = sc__setting(SC_SET_LIVE) != 0;
   pthread_mutex_lock(&lock);
   if (on && map == NULL && live_open()) {
     if (!exit_armed) {
       atexit(live_at_exit);
-      pthread_atfork(NULL, NULL, live_fork_child);
+      sc__os_atfork(NULL, NULL, live_fork_child);
       exit_armed = true;
     }
     if (!start_helper())

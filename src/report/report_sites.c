@@ -23,6 +23,7 @@
 #include "report/report.h"
 #include "util/os.h"
 #include "util/path.h"
+#include "util/startup.h"
 
 #define TOP 5      /* sites per ranking per class, in JSON */
 #define TEXT_TOP 3 /* ... in text */
@@ -467,7 +468,7 @@ static void folded_at_exit(void) {
   close(fd);
 }
 
-void sc__report_sites_arm(void) {
+sc_startup void sc__report_sites_arm(void) {
   static bool armed;
   const char *tmpl;
   if (armed || !sc__sites_folded(&tmpl)) return;

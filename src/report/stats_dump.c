@@ -52,6 +52,7 @@
 #include "util/path.h"
 #include "util/signals.h"
 #include "util/stream.h"
+#include "util/startup.h"
 
 #define PATH_CAP 4096
 /* Seconds a last report may take before its process ends anyway. */
@@ -380,7 +381,8 @@ static void last_words(sc_last_t what, const char *why) {
 /** Put fn on the signals sig_names[from, to) that still have their default
  * action (or, for a crash, the guard pages' handler, which ours calls
  * first); with !on, give back those where ours still is. */
-static void arm_last(unsigned from, unsigned to, bool on, void (*fn)(int, siginfo_t *, void *)) {
+static sc_startup void arm_last(unsigned from, unsigned to, bool on,
+                                void (*fn)(int, siginfo_t *, void *)) {
   void *guard = sc__guard_fault_handler();
   for (unsigned i = from; i < to; i++) {
     int sig = sig_names[i].signo;
@@ -431,7 +433,7 @@ static bool arm_signal(int signo) {
 }
 
 /** SIZECLASS_STATS_FORMAT, and the format a path's name implies. */
-static void read_format(void) {
+static sc_startup void read_format(void) {
   sc_setting_state_t st = sc__setting_state(SC_SET_STATS_FORMAT);
   if (st == SC_SETTING_BAD) { /* the setting warned: text on stderr */
     cfg.format = SC_STATS_TEXT;
@@ -445,7 +447,7 @@ static void read_format(void) {
   }
 }
 
-void sc__stats_dump_configure(void) {
+sc_startup void sc__stats_dump_configure(void) {
   memset(&cfg, 0, sizeof(cfg));
   cfg.fd = 2;
   if (sc__settings_report_here()) {
@@ -487,7 +489,7 @@ void sc__stats_dump_configure(void) {
 __attribute__((constructor)) static void stats_on_load(void) {
   sc__stream_record(); /* what stdout and stderr are at startup, if sc__init has not yet */
   my_pid = getpid();
-  pthread_atfork(NULL, NULL, fork_child);
+  sc__os_atfork(NULL, NULL, fork_child);
   sc__last_words_register(last_words);
   sc__stats_dump_configure();
 }

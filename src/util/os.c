@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/os.h"
+#include "util/startup.h"
 
 /** mmap anonymous memory; NULL (never MAP_FAILED) when refused. */
 static void *map_anonymous(size_t size) {
@@ -147,4 +148,17 @@ void sc__os_altstack_release(void) {
   }
   altstack = NULL;
   errno = saved;
+}
+
+/* glibc's registration of fork handlers, and this object's handle (the
+ * handlers go when it is unloaded). pthread_atfork is a stub from
+ * libc_nonshared.a that makes this one call; the linker puts it after the
+ * library's last object, where calling it made a plain run touch a page of
+ * code of its own (startup.h). */
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                             void *dso);
+extern void *__dso_handle __attribute__((weak));
+
+sc_startup int sc__os_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {
+  return __register_atfork(prepare, parent, child, &__dso_handle != NULL ? __dso_handle : NULL);
 }

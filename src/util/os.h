@@ -38,6 +38,9 @@ void sc__os_altstack_ensure(void);
  * (at thread exit). */
 void sc__os_altstack_release(void);
 
+/** Register fork handlers, as pthread_atfork does; 0 on success. */
+int sc__os_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+
 #pragma GCC visibility pop
 
 #endif /* SC_OS_H */

@@ -77,6 +77,7 @@ const sc_setting_t sc__settings[SC_SETTINGS] = {
                    .instead = (instead_),                                                        \
                    .doc = (doc_)},
 #include "util/settings.def"
+#include "util/startup.h"
 #undef SC_SETTING
 };
 
@@ -472,7 +473,7 @@ static void check_word(const char *word, size_t len, void *ctx) {
 }
 
 /** Read setting id: the environment, else the options string. */
-static void read_one(sc_setting_id_t id, const char *opts) {
+static sc_startup void read_one(sc_setting_id_t id, const char *opts) {
   const sc_setting_t *s = &sc__settings[id];
   /* secure_getenv: a set-user-ID program (libsizeclass in ld.so.preload)
    * must not write a report wherever the caller names, nor on any signal. */
@@ -509,7 +510,7 @@ bool sc__settings_report_here(void) {
          value[SC_SET_STATS_PID] == (uint64_t)getpid();
 }
 
-void sc__settings_load(void) {
+sc_startup void sc__settings_load(void) {
   if (atomic_load_explicit(&loaded, memory_order_acquire) == 2) return;
   int expected = 0;
   if (!atomic_compare_exchange_strong(&loaded, &expected, 1)) {
@@ -548,7 +549,7 @@ const char *sc__setting_text(sc_setting_id_t id) {
   return text[id];
 }
 
-bool sc__settings_report_asked(void) {
+sc_startup bool sc__settings_report_asked(void) {
   sc__settings_load();
   if (!sc__settings_report_here()) return false;
   /* A bad signal (refused with its warning) asks for nothing. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "util/os.h"
+#include "util/startup.h"
 
 /* The report's copy sits at or above this number, out of the way of
  * programs that expect their first files at 3, 4, ... */
@@ -35,7 +36,7 @@ static bool same_file(const stream_t *s, int fd) {
   return same;
 }
 
-void sc__stream_record(void) {
+sc_startup void sc__stream_record(void) {
   if (atomic_load_explicit(&recorded, memory_order_acquire) == 2) return;
   int expected = 0;
   if (!atomic_compare_exchange_strong(&recorded, &expected, 1)) {
