@@ -27,7 +27,9 @@ sc_tls sc_tag_tls_t sc__tag_tls = {.row = &dummy_row};
 /* ---- the registry ---------------------------------------------------------------- */
 
 static pthread_mutex_t tags_lock = PTHREAD_MUTEX_INITIALIZER;
-static char tag_names[SC_TAGS][SC_TAG_NAME_MAX + 1] = {"untagged"};
+/* Zero, in .bss (resident only once tags are registered): tag 0's name is
+ * a constant (sc__tag_name). */
+static char tag_names[SC_TAGS][SC_TAG_NAME_MAX + 1];
 static _Atomic unsigned tag_count = 1;
 static _Atomic bool warned_full, warned_empty, warned_long, warned_off, warned_unknown;
 
@@ -37,6 +39,7 @@ static void warn_once(_Atomic bool *flag, const char *msg) {
 }
 
 const char *sc__tag_name(unsigned t) {
+  if (t == 0) return "untagged";
   return t < atomic_load_explicit(&tag_count, memory_order_acquire) ? tag_names[t] : NULL;
 }
 
@@ -370,7 +373,8 @@ size_t sc__tags_fill(struct sc_tag_stats *out, size_t cap, bool unlocked) {
     tag_sum_t s;
     tag_sum(t, &s, unlocked);
     memset(o, 0, sizeof(*o));
-    memcpy(o->name, tag_names[t], sizeof(o->name) - 1);
+    const char *name = sc__tag_name(t);
+    memcpy(o->name, name, strnlen(name, sizeof(o->name) - 1)); /* o is zeroed */
     o->id = t;
     o->budget = sc__budget_of_tag(t);
     for (unsigned c = 0; c < SC_CLASSES; c++) {
