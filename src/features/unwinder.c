@@ -32,7 +32,7 @@ static void *lookup(const char *name, void **gcc) {
 
 bool sc__unwinder_bind(void) {
   if (sc__unwinder_ready()) return true;
-  void *gcc = NULL; /* never closed: the walks use it for the rest of the run */
+  void *gcc = NULL;                /* never closed: the walks use it for the rest of the run */
   uint8_t was = sc__sites_pause(); /* dlopen's allocations are ours: no sites */
   void *backtrace = lookup("_Unwind_Backtrace", &gcc);
   void *get_ip_info = lookup("_Unwind_GetIPInfo", &gcc);
