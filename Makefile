@@ -20,10 +20,11 @@ WARN     := -Wall -Wextra -Werror
 CFLAGS_LIB = -std=gnu11 -O2 -g $(WARN) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
              -fno-plt -fno-semantic-interposition -Iinclude -Isrc -DSC_HARDEN=$(SC_HARDEN) \
              -DSC_DEBUG=$(SC_DEBUG) -D_GNU_SOURCE $(EXTRA_CFLAGS)
-# libgcc_s: the allocation sites' stack walker (src/features/stack.c) calls its
-# _Unwind_Backtrace, bound when the library loads (a program linking the
-# static archive gets it from the compiler driver's default libgcc_s/libgcc_eh).
-LDLIBS_LIB := -lpthread -ldl -lgcc_s
+# No -lgcc_s: the stack walks (src/features/stack.c, cfi.c) find libgcc's
+# unwinder with dlsym, and dlopen libgcc_s only when a feature that walks
+# stacks is switched on (src/features/unwinder.c), so other programs never
+# map it.
+LDLIBS_LIB := -lpthread -ldl
 
 # The library's layers, bottom up (src/README.md): each may include only
 # those before it. src/mark/text_begin.c first and src/mark/text_end.c last:

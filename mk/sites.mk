@@ -2,17 +2,21 @@
 # sites.mk — the helper programs of tests/test_sites.c (issue 12).
 # sites_prog exports its symbols (-rdynamic): its own _Unwind_Backtrace
 # (the test of an unwinder that allocates) must be what the preloaded
-# library calls. sites_static is the same program linked with the static
-# archive: the library's code then lies inside the program, and its frames
-# must still be told apart (src/mark/text_mark.h).
+# library calls. It forwards to libgcc's through dlsym(RTLD_NEXT), so it
+# links libgcc_s itself (the library no longer brings it: it binds the
+# unwinder at run time, src/features/unwinder.c). sites_static is the same
+# program linked with the static archive: the library's code then lies
+# inside the program, and its frames must still be told apart
+# (src/mark/text_mark.h).
+SITES_PROG_LIBS := -lpthread -ldl -Wl,--push-state,--no-as-needed -lgcc_s -Wl,--pop-state
 
 $(BUILD)/tests/progs/sites_prog: tests/progs/sites_prog.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_TEST) -rdynamic -o $@ $< -lpthread -ldl
+	$(CC) $(CFLAGS_TEST) -rdynamic -o $@ $< $(SITES_PROG_LIBS)
 
 $(BUILD)/tests/progs/sites_static: tests/progs/sites_prog.c $(AR_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_TEST) -rdynamic -o $@ $< $(AR_LIB) -lpthread -ldl
+	$(CC) $(CFLAGS_TEST) -rdynamic -o $@ $< $(AR_LIB) $(SITES_PROG_LIBS)
 
 test: $(BUILD)/tests/progs/sites_static
 

@@ -13,6 +13,7 @@
 #include "sites_util.h"
 #include "sizeclass.h"
 #include "features/stack.h"
+#include "features/unwinder.h"
 
 /* The known sites of `sites_prog exact`. */
 typedef struct {
@@ -359,6 +360,48 @@ Test(sites, locations_resolve_to_source_lines) {
   sp_free(&r);
 }
 
+/* ---- libgcc's unwinder: mapped only for the features that walk stacks --------------------------
+ */
+
+/** How many of /proc/self/maps's lines name libgcc_s in tests/progs/PROG
+ * (settings_prog, preloaded, or settings_prog_linked, with the archive),
+ * run with the NAME=value entries of env and, when api_sites, with
+ * sc_option_set("SIZECLASS_SITES", "1") from its main; none of our own
+ * SIZECLASS_* variables. */
+static uint64_t gcc_maps(bool linked, const char *const *env, bool api_sites) {
+  char prog[512];
+  snprintf(prog, sizeof(prog), "%s/tests/progs/%s", su_build(),
+           linked ? "settings_prog_linked" : "settings_prog");
+  char *with_api[] = {prog, "api", "SIZECLASS_SITES", "1", "maps", "libgcc_s", NULL};
+  char *plain[] = {prog, "maps", "libgcc_s", NULL};
+  pr_opts_t o = {.preload = !linked, .drop_sizeclass_env = true, .timeout_s = 60, .env = env};
+  pr_result_t r;
+  cr_assert(pr_run(&r, api_sites ? with_api : plain, &o), "could not run %s", prog);
+  cr_assert_eq(r.exit_code, 0, "%s: %s", prog, r.err);
+  if (api_sites) cr_assert_not_null(strstr(r.out, "set SIZECLASS_SITES=1\n"), "%s", r.out);
+  uint64_t n = su_said(r.out, "maps");
+  free(r.out);
+  return n;
+}
+
+/* The library does not link libgcc_s (the unwinder): a plain C program
+ * never maps it unless sites, tag rules or budgets walk stacks; they bind
+ * it when switched on, from the environment or from the program's code
+ * (features/unwinder.c). */
+Test(sites, libgcc_s_is_mapped_only_when_stacks_are_walked) {
+  const char *sites[] = {"SIZECLASS_SITES=1", NULL};
+  const char *tags[] = {"SIZECLASS_TAGS=mine=main", NULL};
+  const char *budget[] = {"SIZECLASS_BUDGET=total=1GiB", NULL};
+  for (int linked = 0; linked < 2; linked++) {
+    const char *how = linked ? "linked with libsizeclass.a" : "preloaded";
+    cr_expect_eq(gcc_maps(linked, NULL, false), 0, "%s, nothing on: libgcc_s is mapped", how);
+    cr_expect_gt(gcc_maps(linked, sites, false), 0, "%s, SIZECLASS_SITES", how);
+    cr_expect_gt(gcc_maps(linked, tags, false), 0, "%s, SIZECLASS_TAGS", how);
+    cr_expect_gt(gcc_maps(linked, budget, false), 0, "%s, SIZECLASS_BUDGET", how);
+    cr_expect_gt(gcc_maps(linked, NULL, true), 0, "%s, sc_option_set(SIZECLASS_SITES)", how);
+  }
+}
+
 /* ---- the walk itself, in this process ----------------------------------------------------------
  */
 
@@ -413,6 +456,9 @@ static void *walk_in_thread(void *arg) {
 }
 
 Test(sites, the_cached_walk_matches_libgcc) {
+  /* No stack-walking feature is on in this process: bind the unwinder as
+   * sc_option_set would (features/unwinder.c). */
+  cr_assert(sc__unwinder_bind(), "libgcc's unwinder could not be bound");
   for (int d = 0; d < 25; d += 6) recurse(d);
   with_alloca(100);
   with_alloca(5000);

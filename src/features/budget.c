@@ -13,6 +13,7 @@
 #include "features/frame.h"
 #include "features/stack.h"
 #include "features/tags.h"
+#include "features/unwinder.h"
 #include "sizeclass.h"
 #include "util/format.h"
 #include "util/settings.h"
@@ -218,6 +219,7 @@ sc_public bool sc_budget_set(const char *what, uint64_t bytes) {
         "(SIZECLASS_STATS_EXACT=1 or SIZECLASS_BUDGET) without SIZECLASS_CHECK");
     return false;
   }
+  (void)sc__unwinder_bind(); /* a breach names its callers (the program called us) */
   return budget_put(&b, bytes);
 }
 

@@ -20,15 +20,7 @@
 #include <string.h>
 
 #include "core/internal.h"
-
-/* libgcc's FDE lookup (exported by libgcc_s and libgcc_eh since GCC 3.0;
- * declared in its internal unwind-dw2-fde.h). */
-struct dwarf_eh_bases {
-  void *tbase;
-  void *dbase;
-  void *func;
-};
-extern const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
+#include "features/unwinder.h" /* libgcc's FDE lookup, bound at run time */
 
 /* DWARF registers of x86-64. */
 enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
@@ -375,9 +367,9 @@ static bool read_cie(const uint8_t *p, cie_t *cie, const struct dwarf_eh_bases *
 }
 
 /** The rule at pc, computed from the tables; SC_CFI_*. */
-static int compute(uintptr_t pc, sc_cfi_rule_t *rule) {
+static int compute(sc_unwind_find_fde_fn find_fde, uintptr_t pc, sc_cfi_rule_t *rule) {
   struct dwarf_eh_bases bases;
-  const uint8_t *fde = _Unwind_Find_FDE((void *)pc, &bases);
+  const uint8_t *fde = find_fde((void *)pc, &bases);
   if (fde == NULL) return SC_CFI_END;
   reader_t r;
   if (!entry(fde, &r)) return SC_CFI_COMPLEX;
@@ -455,7 +447,10 @@ int sc__cfi_rule(uintptr_t pc, sc_cfi_rule_t *rule) {
     }
   }
   memset(rule, 0, sizeof(*rule));
-  int status = compute(pc, rule);
+  /* Not bound yet (unwinder.c): unknown, and not cached. */
+  sc_unwind_find_fde_fn find_fde = __atomic_load_n(&sc__unwind_find_fde_fn, __ATOMIC_ACQUIRE);
+  if (find_fde == NULL) return SC_CFI_COMPLEX;
+  int status = compute(find_fde, pc, rule);
   lock();
   t = atomic_load_explicit(&cache, memory_order_relaxed);
   if (t == NULL) {

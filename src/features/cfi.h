@@ -27,7 +27,8 @@ enum {
   SC_CFI_END = 1,     /* no caller: the return address is undefined, or no
                          unwind table covers the address */
   SC_CFI_COMPLEX = 2, /* a rule this reader does not do (signal frames, DWARF
-                         expressions): walk with libgcc instead */
+                         expressions), or libgcc not bound yet
+                         (unwinder.h): walk with libgcc instead */
 };
 
 /** The rule at code address pc (an address inside a call instruction, or

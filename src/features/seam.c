@@ -30,6 +30,7 @@
 #include "features/sites.h"
 #include "features/budget.h"
 #include "features/tags.h"
+#include "features/unwinder.h"
 #include "sizeclass.h"
 #include "util/startup.h"
 
@@ -524,7 +525,11 @@ bool sc__seam_option(unsigned setting) {
   if (feature == SC_FEATURE_CHECK && sc__check_decide()) f = SC_FEATURE_CHECK;
   if (feature == SC_FEATURE_SITES) f = sc__sites_decide();
   if (feature == SC_FEATURE_FRAME_CHECK) f = sc__frame_check_decide();
-  return f == 0 || sc__seam_enable(f);
+  if (f != 0 && !sc__seam_enable(f)) return false;
+  /* Sites walk stacks from now on: bind libgcc's unwinder here, from the
+   * program's call (sc_option_set), never from an allocation. */
+  if ((f & SC_FEATURE_SITES) != 0) (void)sc__unwinder_bind();
+  return true;
 }
 
 bool sc__seam_enable(uint32_t features) {

@@ -30,8 +30,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "features/budget.h"
 #include "features/cfi.h"
 #include "features/guard.h"
+#include "features/tags.h"
+#include "features/unwinder.h"
 #include "util/settings.h"
 #include "core/size_class.h"
 #include "util/format.h"
@@ -391,6 +394,14 @@ static uint64_t guard_capture(void) {
   return (uint64_t)id + 1;
 }
 
+uint8_t sc__sites_pause(void) {
+  uint8_t was = sampler.busy;
+  sampler.busy = 1;
+  return was;
+}
+
+void sc__sites_resume(uint8_t was) { sampler.busy = was; }
+
 unsigned sc__sites_stack_now(uintptr_t *pcs, unsigned max) {
   if (!sc__sites_on() || sampler.busy) return 0;
   sampler.busy = 1;
@@ -488,4 +499,7 @@ static void fork_child(void) { fork_release(true); }
 __attribute__((constructor(101))) static void sites_on_load(void) {
   sc__init();
   sc__os_atfork(fork_prepare, fork_parent, fork_child);
+  /* The features that walk stacks are decided: bind libgcc's unwinder now,
+   * outside any allocation (unwinder.c); otherwise libgcc_s stays unmapped. */
+  if (sc__sites_on() || sc__tag_rules_on() || sc__budgets_any()) (void)sc__unwinder_bind();
 }

@@ -93,6 +93,11 @@ static inline bool sc__sites_maybe_sampled(const void *p) {
 /** The calling thread's stack now (for a message about the allocation in
  * progress); 0 frames when sites are off or the thread is already walking. */
 unsigned sc__sites_stack_now(uintptr_t *pcs, unsigned max);
+/** The calling thread's allocations are not sampled until
+ * sc__sites_resume(the value returned): the library's own (unwinder.c's
+ * dlopen), not the program's. */
+uint8_t sc__sites_pause(void);
+void sc__sites_resume(uint8_t was);
 /** One line naming site (an index of the table + 1): its innermost
  * function outside the C library with its callers and location, at most
  * cap bytes into buf; its length. Async-signal-safe: guard pages' fault

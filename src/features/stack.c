@@ -3,12 +3,13 @@
  *
  * libgcc's _Unwind_Backtrace walks the stack from the DWARF call-frame
  * information that every object built for x86-64 carries, so it works for
- * programs built without frame pointers (all of Debian). It is linked
- * directly (the shared library needs libgcc_s; a program linking the static
- * archive gets it from the compiler driver), never looked up with dlsym or
- * reached through glibc's backtrace(), which dlopens libgcc_s — and
- * allocates — on first use. GCC 12's libgcc finds each frame's unwind table
- * with glibc's _dl_find_object: no lock, no allocation.
+ * programs built without frame pointers (all of Debian). It is called
+ * through a pointer bound when a stack-walking feature is switched on
+ * (unwinder.c: dlsym, and dlopen of libgcc_s if no loaded object has it),
+ * never from the walk itself, and never reached through glibc's
+ * backtrace(), which dlopens libgcc_s — and allocates — on first use. Until
+ * it is bound a walk finds no frames. GCC 12's libgcc finds each frame's
+ * unwind table with glibc's _dl_find_object: no lock, no allocation.
  *
  * The walk starts inside the library (this file's frame, the seam's, the
  * shim's): those frames are skipped by address, using the labels that
@@ -17,9 +18,8 @@
  * so they are told apart by address, never counted. */
 #include "features/stack.h"
 
-#include <unwind.h>
-
 #include "features/cfi.h"
+#include "features/unwinder.h"
 #include "core/internal.h"
 
 /* The code labels of mark/text_begin.c and mark/text_end.c. */
@@ -44,6 +44,7 @@ bool sc__unwind_is_ours(uintptr_t pc) {
 
 /* The walk's state: which frames are skipped, and where kept ones go. */
 typedef struct walk_s {
+  sc_unwind_get_ip_info_fn get_ip_info; /* libgcc's (on_frame) */
   uintptr_t *pcs;
   unsigned n, max;
   int phase; /* 0: before the library's frames, 1: in them, 2: the program's */
@@ -54,7 +55,7 @@ typedef struct walk_s {
 static _Unwind_Reason_Code on_frame(struct _Unwind_Context *ctx, void *arg) {
   walk_t *w = arg;
   int before = 0;
-  uintptr_t ip = _Unwind_GetIPInfo(ctx, &before);
+  uintptr_t ip = w->get_ip_info(ctx, &before);
   if (ip == 0) return _URC_END_OF_STACK;
   /* A return address follows its call: step back into the call (a signal
    * frame's address is the interrupted instruction itself). */
@@ -89,9 +90,15 @@ static bool keep(walk_t *w, uintptr_t pc) {
 }
 
 sc_noinline unsigned sc__unwind_libgcc(uintptr_t *pcs, unsigned max) {
-  walk_t w = {.pcs = pcs, .n = 0, .max = max, .phase = 0};
-  if (max == 0) return 0;
-  _Unwind_Backtrace(on_frame, &w);
+  /* _Unwind_Backtrace is published last (unwinder.c): with it, the rest. */
+  sc_unwind_backtrace_fn backtrace = __atomic_load_n(&sc__unwind_backtrace_fn, __ATOMIC_ACQUIRE);
+  walk_t w = {.get_ip_info = __atomic_load_n(&sc__unwind_get_ip_info_fn, __ATOMIC_RELAXED),
+              .pcs = pcs,
+              .n = 0,
+              .max = max,
+              .phase = 0};
+  if (max == 0 || backtrace == NULL) return 0;
+  backtrace(on_frame, &w);
   return w.n;
 }
 
@@ -107,7 +114,7 @@ sc_noinline unsigned sc__unwind_libgcc(uintptr_t *pcs, unsigned max) {
  * to libgcc. */
 sc_noinline unsigned sc__unwind(uintptr_t *pcs, unsigned max) {
   walk_t w = {.pcs = pcs, .n = 0, .max = max, .phase = 0};
-  if (max == 0) return 0;
+  if (max == 0 || !sc__unwinder_ready()) return 0;
   const uintptr_t *fp = __builtin_frame_address(0);
   uintptr_t ra = (uintptr_t)__builtin_return_address(0);
   uintptr_t sp = (uintptr_t)fp + 16, rbp = fp[0];

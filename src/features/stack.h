@@ -16,8 +16,10 @@
  * malloc and its callers); their count (0 when the unwinder found none).
  * Each entry is an address inside the call instruction (a return address
  * minus one, or the exact address of a signal frame), ready to symbolize.
- * Uses libgcc's _Unwind_Backtrace, which does not allocate; the caller
- * guards against re-entry (an allocation made by the unwinder itself). */
+ * Uses libgcc's _Unwind_Find_FDE and _Unwind_Backtrace, which do not
+ * allocate, through the pointers of unwinder.h: 0 frames until
+ * sc__unwinder_bind has bound them. The caller guards against re-entry
+ * (an allocation made by the unwinder itself). */
 unsigned sc__unwind(uintptr_t *pcs, unsigned max);
 /** The same, walked by libgcc's _Unwind_Backtrace alone (what sc__unwind
  * falls back to for frames its cached rules do not cover). */

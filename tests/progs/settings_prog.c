@@ -22,6 +22,8 @@
  *   frames N       call sc_frame_mark N times, allocating, exit
  *   spawn          print "pid P"; a forked child exits on its own, another
  *                  execs this program (print); wait for both, exit
+ *   maps WORD      print "maps N": the lines of /proc/self/maps naming
+ *                  WORD (test_sites.c: is libgcc_s mapped?)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -156,6 +158,16 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(mode, "spawn") == 0) return spawn(argv[0]);
+  if (strcmp(mode, "maps") == 0 && arg != NULL) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL) return 4;
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof(line), f) != NULL) n += strstr(line, arg) != NULL;
+    fclose(f);
+    printf("maps %d\n", n);
+    return 0;
+  }
   fprintf(stderr, "settings_prog: unknown mode %s\n", mode);
   return 2;
 }
