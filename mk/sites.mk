@@ -10,11 +10,11 @@
 # (src/mark/text_mark.h).
 SITES_PROG_LIBS := -lpthread -ldl -Wl,--push-state,--no-as-needed -lgcc_s -Wl,--pop-state
 
-$(BUILD)/tests/progs/sites_prog: tests/progs/sites_prog.c
+$(BUILD)/tests/progs/sites_prog: tests/progs/sites_prog.c mk/sites.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) -rdynamic -o $@ $< $(SITES_PROG_LIBS)
 
-$(BUILD)/tests/progs/sites_static: tests/progs/sites_prog.c $(AR_LIB)
+$(BUILD)/tests/progs/sites_static: tests/progs/sites_prog.c $(AR_LIB) mk/sites.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) -rdynamic -o $@ $< $(AR_LIB) $(SITES_PROG_LIBS)
 

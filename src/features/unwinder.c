@@ -16,6 +16,7 @@
 
 #include "core/internal.h" /* sc__warn */
 #include "features/sites.h"
+#include "util/startup.h"
 
 sc_unwind_backtrace_fn sc__unwind_backtrace_fn;
 sc_unwind_get_ip_info_fn sc__unwind_get_ip_info_fn;
@@ -23,14 +24,14 @@ sc_unwind_find_fde_fn sc__unwind_find_fde_fn;
 
 /** Function `name`: the global scope's (the program's own first), else
  * libgcc_s's, loaded on first need into *gcc. */
-static void *lookup(const char *name, void **gcc) {
+static sc_startup void *lookup(const char *name, void **gcc) {
   void *f = dlsym(RTLD_DEFAULT, name);
   if (f != NULL) return f;
   if (*gcc == NULL) *gcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
   return *gcc != NULL ? dlsym(*gcc, name) : NULL;
 }
 
-bool sc__unwinder_bind(void) {
+sc_startup bool sc__unwinder_bind(void) {
   if (sc__unwinder_ready()) return true;
   void *gcc = NULL;                /* never closed: the walks use it for the rest of the run */
   uint8_t was = sc__sites_pause(); /* dlopen's allocations are ours: no sites */
