@@ -361,6 +361,76 @@ Test(core_api, realloc_grows_and_shrinks_byte_by_byte) {
   free(p);
 }
 
+/** Fill p's n bytes from seed; check them. */
+static void fill_bytes(unsigned char *p, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(i * 31 + seed);
+}
+static void expect_bytes(const unsigned char *p, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++)
+    cr_assert_eq(p[i], (unsigned char)(i * 31 + seed), "byte %zu of %zu", i, n);
+}
+
+/* A system block grown a little gets room for the next pieces (an eighth
+ * more), which then fit without moving it; a moderate shrink keeps it as
+ * it is; a large one gives the memory back to glibc. */
+Test(core_api, a_system_block_grown_a_little_has_room_for_the_next_pieces) {
+  unsigned char *p = malloc(2000);
+  cr_assert(!sc_owns(p));
+  fill_bytes(p, 2000, 5);
+  size_t have = malloc_usable_size(p);
+  unsigned char *q = realloc(p, have + 100); /* a quarter of the block at most */
+  cr_assert_not_null(q);
+  expect_bytes(q, 2000, 5);
+  size_t room = malloc_usable_size(q);
+  cr_assert_geq(room, have + 100 + (have + 100) / 8, "usable %zu after growing %zu to %zu", room,
+                have, have + 100);
+  fill_bytes(q, room, 6);
+  /* Pieces that fit the room: the same block, its contents kept. */
+  for (size_t n = have + 101; n <= room; n += 37) {
+    unsigned char *r = realloc(q, n);
+    cr_assert_eq(r, q, "grow to %zu of %zu moved the block", n, room);
+    cr_assert_eq(malloc_usable_size(r), room);
+  }
+  expect_bytes(q, room, 6);
+  /* A shrink by less than a quarter keeps the block and its size. */
+  cr_assert_eq(realloc(q, room - room / 8), q);
+  cr_assert_eq(malloc_usable_size(q), room);
+  expect_bytes(q, room - room / 8, 6);
+  free(q);
+
+  /* A big jump gets exactly what it asks for (glibc's rounding only). */
+  p = malloc(2000);
+  q = realloc(p, 8000);
+  cr_assert_not_null(q);
+  cr_assert_lt(malloc_usable_size(q), 8000 + 8000 / 8);
+  /* A large shrink goes to glibc, which gives the tail back. */
+  unsigned char *big = malloc(64 << 10);
+  fill_bytes(big, 64 << 10, 7);
+  unsigned char *small = realloc(big, 3000);
+  cr_assert_not_null(small);
+  cr_assert_lt(malloc_usable_size(small), 4096);
+  expect_bytes(small, 3000, 7);
+  free(small);
+  free(q);
+}
+
+/* Within its class a block is kept by realloc; a freed one still aborts
+ * (test_harden), and a pointer inside a block is no block. */
+Test(core_api, realloc_within_a_class_keeps_the_block) {
+  unsigned char *p = malloc(100); /* 128 B class */
+  fill_bytes(p, 100, 3);
+  for (size_t n = 65; n <= 128; n++) cr_assert_eq(realloc(p, n), p, "n %zu", n);
+  expect_bytes(p, 100, 3);
+  unsigned char *q = realloc(p, 64); /* the 64 B class: moved */
+  cr_assert_neq(q, p);
+  cr_assert_eq(malloc_usable_size(q), 64);
+  expect_bytes(q, 64, 3);
+  unsigned char *s = malloc(10); /* the 16 B class serves 1..16 */
+  for (size_t n = 1; n <= 16; n++) cr_assert_eq(realloc(s, n), s, "n %zu", n);
+  free(s);
+  free(q);
+}
+
 Test(core_api, reallocarray_resizes_like_realloc) {
   unsigned *a = reallocarray(NULL, 10, sizeof(unsigned));
   cr_assert(sc_owns(a));

@@ -44,7 +44,9 @@ void *sc__calloc(size_t count, size_t size) {
   return p;
 }
 
-void *sc__realloc(void *p, size_t n) {
+/** realloc(p, n) for anything the fast paths below leave: NULL, size 0,
+ * another class, features, misuse. */
+static sc_noinline void *realloc_general(void *p, size_t n) {
   if (p == NULL) return sc__malloc_inline(n);
   if (n == 0) { /* glibc: realloc(p, 0) frees and returns NULL */
     sc__free_inline(p);
@@ -87,6 +89,34 @@ void *sc__realloc(void *p, size_t n) {
   memcpy(q, p, old_size < n ? old_size : n);
   sc__free_inline(p);
   return q;
+}
+
+/** True when p, a pointer into our segments, is a live block of a class
+ * that also serves n (n > 0) and nothing is on: realloc keeps it as it is.
+ * Every check of realloc_general's same-class case, read from the page's
+ * shared line; anything else is left to realloc_general, which says what
+ * is wrong. */
+static inline bool realloc_in_class(uintptr_t u, size_t n) {
+  const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
+  size_t size = (size_t)page->shared_mask + 1, offset = u & (SC_PAGE_SIZE - 1);
+  if (n - 1 >= size || (n <= size / 2 && size != SC_MIN_CLASS_SIZE)) return false;
+  if (page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
+      offset >= sc__page_carved(page))
+    return false;
+  const uint8_t *state = sc__map_entry(page->shared_map, u, page->shared_shift);
+  return __atomic_load_n(state, __ATOMIC_RELAXED) == SC_MAP_LIVE;
+}
+
+void *sc__realloc(void *p, size_t n) {
+  uintptr_t u = (uintptr_t)p;
+  if (sc_likely(sc__features == 0)) {
+    if (sc__segment_owned(u)) {
+      if (sc_likely(realloc_in_class(u, n))) return p;
+    } else if (p != NULL && n > SC_SMALL_MAX) {
+      return sc__sys_realloc(p, n); /* glibc's block stays glibc's */
+    }
+  }
+  return realloc_general(p, n);
 }
 
 /** memalign semantics: align is a power of two (callers round/validate). */

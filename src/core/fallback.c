@@ -172,6 +172,11 @@ size_t sc__sys_usable_size(const void *p) {
 
 enum { CALL_MALLOC, CALL_ALIGNED, CALL_REALLOC };
 
+/* Blocks at or above this size grow by exactly what realloc asks: glibc
+ * maps them on their own from its default threshold (128 KiB) up, and
+ * moves those with mremap, page by page. */
+#define SYS_ROOM_MAX ((size_t)128 << 10)
+
 /** Count one call of kind `call` that made block p (NULL: it failed) of
  * `bytes` usable bytes (`made`: a new block, not a resized one), and
  * released `freed` bytes (realloc's old block). Plain adds, one field at a
@@ -243,7 +248,32 @@ void *sc__sys_memalign(size_t align, size_t n) {
   return p;
 }
 
-void *sc__sys_realloc(void *p, size_t n) {
+/** Count a realloc that kept its block p of `bytes` usable bytes as it
+ * was (what count_call counts for it, the thread's own line first). */
+static inline void count_in_place(const void *p, uint64_t bytes) {
+  sc_arena_t *a = sc__thread.arena;
+  if (sc_likely(a != NULL)) {
+    sc_fallback_counts_t *k = &a->fallback;
+    k->realloc_calls++;
+    __atomic_store_n(&k->bytes_total, k->bytes_total + bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->bytes_freed, k->bytes_freed + bytes, __ATOMIC_RELAXED);
+    return;
+  }
+  count_call(CALL_REALLOC, p, bytes, false, bytes);
+}
+
+/** The size to ask glibc for when a block of `have` usable bytes grows to
+ * n: n, or n and an eighth more when the growth is small (at most a quarter
+ * of the block: text or an array grown a piece at a time) and the block
+ * below SYS_ROOM_MAX, so that the next pieces fit without a call. */
+static size_t sys_grown_size(size_t have, size_t n) {
+  if (n - have > have / 4 || n > SYS_ROOM_MAX) return n;
+  return (n + n / 8 + 15) & ~(size_t)15;
+}
+
+/** realloc of system block p to n bytes through glibc's realloc (which
+ * may move it): its record moves with it. */
+static sc_noinline void *sys_realloc_call(void *p, size_t n) {
   uint32_t info = 0;
   bool was = forget(p, &info, "realloc of invalid pointer");
   size_t old = block_size(p);
@@ -260,6 +290,21 @@ void *sc__sys_realloc(void *p, size_t n) {
   count_call(CALL_REALLOC, q, q != NULL ? block_size(q) : 0, false, old);
   if (sc__features != 0) sc__ops.sys.on_alloc(q != NULL ? q : p, q != NULL ? n : old);
   return q;
+}
+
+void *sc__sys_realloc(void *p, size_t n) {
+  if (sc_likely(sys_plain) && sc_likely(sc__sysrec_lookup(p, NULL))) {
+    size_t have = header_size(p);
+    /* In place when the chunk holds n and n keeps at least three quarters
+     * of it: glibc's realloc would return p too, having split off the rest
+     * (here the rest stays with the block, as its room to grow). */
+    if (n <= have && n >= have - have / 4) {
+      count_in_place(p, have);
+      return p;
+    }
+    if (n > have) n = sys_grown_size(have, n);
+  }
+  return sys_realloc_call(p, n);
 }
 
 /** free of a system block by a thread without an arena, or with features
