@@ -113,7 +113,7 @@ sc_hooks_page_t sc__hooks_page = {
  * handful of times in a run: two mprotect calls each. */
 
 static pthread_mutex_t page_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic bool warned_protect;
+static bool warned_protect; /* __atomic_exchange_n: one warning */
 
 /** Can the page be protected alone? Not where the system's pages are
  * larger than the struct's alignment: that would take its neighbours. */
