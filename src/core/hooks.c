@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* hooks.c — the core's feature table (hooks.h): its no-ops, which are what
  * the core does with every feature off, and how a feature layer's table
- * replaces them. */
+ * replaces them; the page that holds it with the fast paths' two targets,
+ * and how that page is kept read-only. */
 #include "core/hooks.h"
+
+#include <pthread.h>
+
+#include "core/tiers.h"
+#include "util/os.h"
 #include "util/startup.h"
 
 /* ---- the no-ops ------------------------------------------------------------ */
@@ -63,39 +69,101 @@ static void none_stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSE
 }
 static void none_stats(struct sc_stats *out) { (void)out; }
 
-sc_feature_ops_t sc__ops = {
-    .block = {.before_alloc = none_before_alloc,
-              .on_alloc = none_on_alloc,
-              .on_fresh = none_on_fresh,
-              .before_take = none_before_take,
-              .keep_freed = none_keep_freed,
-              .on_free_local = none_on_free_local,
-              .on_free_remote = none_on_free_remote,
-              .on_free_sampled = none_on_free_sampled,
-              .on_drain = none_on_drain,
-              .usable_size = none_usable_size},
-    .sample = {.tick = none_tick, .fire = none_fire, .serve = none_serve, .taken = none_taken},
-    .realloc = {.is_freed = none_is_freed,
-                .resized = none_resized,
-                .enter = none_enter,
-                .leave = none_leave},
-    .foreign = {.owns = none_owns,
-                .free = none_free,
-                .realloc = none_realloc,
-                .usable_size = none_foreign_usable},
-    .sys = {.on_alloc = none_sys_alloc, .on_free = none_sys_free, .on_live = none_sys_live},
-    .lifecycle = {.decide = none_decide,
-                  .countdown_start = none_countdown_start,
-                  .thread_exit = none_thread_exit,
-                  .adoptable = none_adoptable,
-                  .fork = none_fork,
-                  .stats_arena = none_stats_arena,
-                  .stats = none_stats},
+sc_hooks_page_t sc__hooks_page = {
+    .alloc_noted_fn = sc__alloc_plain,
+    .free_other_fn = sc__free_other_any,
+    .ops =
+        {
+            .block = {.before_alloc = none_before_alloc,
+                      .on_alloc = none_on_alloc,
+                      .on_fresh = none_on_fresh,
+                      .before_take = none_before_take,
+                      .keep_freed = none_keep_freed,
+                      .on_free_local = none_on_free_local,
+                      .on_free_remote = none_on_free_remote,
+                      .on_free_sampled = none_on_free_sampled,
+                      .on_drain = none_on_drain,
+                      .usable_size = none_usable_size},
+            .sample =
+                {.tick = none_tick, .fire = none_fire, .serve = none_serve, .taken = none_taken},
+            .realloc = {.is_freed = none_is_freed,
+                        .resized = none_resized,
+                        .enter = none_enter,
+                        .leave = none_leave},
+            .foreign = {.owns = none_owns,
+                        .free = none_free,
+                        .realloc = none_realloc,
+                        .usable_size = none_foreign_usable},
+            .sys = {.on_alloc = none_sys_alloc, .on_free = none_sys_free, .on_live = none_sys_live},
+            .lifecycle = {.decide = none_decide,
+                          .countdown_start = none_countdown_start,
+                          .thread_exit = none_thread_exit,
+                          .adoptable = none_adoptable,
+                          .fork = none_fork,
+                          .stats_arena = none_stats_arena,
+                          .stats = none_stats},
+        },
 };
+
+/* ---- read-only but for the library's own writes -------------------------------
+ * The page is made read-only by sc__hooks_seal (sc__init, once the
+ * features' decision installed their paths); each later write (a feature
+ * turned on at run time: sc_tag, sc_stats_enable_exact, sc_option_set)
+ * makes it writable under the lock and read-only again. Writes happen a
+ * handful of times in a run: two mprotect calls each. */
+
+static pthread_mutex_t page_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool warned_protect; /* __atomic_exchange_n: one warning */
+
+/** Can the page be protected alone? Not where the system's pages are
+ * larger than the struct's alignment: that would take its neighbours. */
+static bool page_fits(void) { return sc__os_page_size() <= SC_HOOKS_PAGE_SIZE; }
+
+static void warn_protect(void) {
+  if (!__atomic_exchange_n(&warned_protect, true, __ATOMIC_RELAXED))
+    sc__warn(
+        "could not make the allocator's function pointers read-only (mprotect failed): "
+        "they stay writable");
+}
+
+void sc__hooks_write_begin(void) {
+  pthread_mutex_lock(&page_lock);
+  if (sc__hooks_page.sealed && !sc__os_protect_ro(&sc__hooks_page, sizeof(sc__hooks_page), true))
+    sc__abort_with_report(
+        "could not make the allocator's function pointers writable to turn a feature on "
+        "(mprotect failed)");
+}
+
+void sc__hooks_write_end(void) {
+  if (sc__hooks_page.sealed && !sc__os_protect_ro(&sc__hooks_page, sizeof(sc__hooks_page), false))
+    warn_protect();
+  pthread_mutex_unlock(&page_lock);
+}
+
+sc_startup void sc__hooks_seal(void) {
+  if (!page_fits()) return;
+  pthread_mutex_lock(&page_lock);
+  if (!sc__hooks_page.sealed) {
+    sc__hooks_page.sealed = true; /* written while the page is still writable */
+    if (!sc__os_protect_ro(&sc__hooks_page, sizeof(sc__hooks_page), false)) {
+      sc__hooks_page.sealed = false;
+      warn_protect();
+    }
+  }
+  pthread_mutex_unlock(&page_lock);
+}
+
+void sc__hooks_fork(int phase) {
+  if (phase == 0)
+    pthread_mutex_lock(&page_lock);
+  else
+    pthread_mutex_unlock(&page_lock);
+}
 
 /* ---- registration ------------------------------------------------------------ */
 
 sc_startup void sc__hooks_register(const sc_feature_ops_t *t) {
+  sc__hooks_write_begin();
 #define TAKE(m) \
   if (t->m != NULL) sc__ops.m = t->m
   TAKE(block.before_alloc);
@@ -131,6 +199,7 @@ sc_startup void sc__hooks_register(const sc_feature_ops_t *t) {
   TAKE(lifecycle.stats_arena);
   TAKE(lifecycle.stats);
 #undef TAKE
+  sc__hooks_write_end();
 }
 
 sc_startup void sc__hooks_start(void) {

@@ -31,7 +31,14 @@
  *
  * lifecycle.decide sets sc__features and points the two targets at the
  * features' own paths (the exact tier's inline accounting, the sampled
- * path, the general path). */
+ * path, the general path).
+ *
+ * The two targets and the table share one page of their own,
+ * sc__hooks_page, read-only once sc__init has decided the features (one
+ * write to a writable pointer the fast paths jump through would hand a
+ * heap overflow the next malloc or free: glibc dropped __malloc_hook for
+ * that). The library writes it only between sc__hooks_write_begin and
+ * sc__hooks_write_end (docs/hardening.md). */
 #ifndef SC_HOOKS_H
 #define SC_HOOKS_H
 
@@ -41,17 +48,6 @@
 struct sc_stats;
 
 #pragma GCC visibility push(hidden)
-
-/* ---- where the fast paths go (alloc.h) ------------------------------------ */
-
-/** Where a malloc goes when the thread's countdown runs out: the features'
- * allocation path for the features on (page is the thread's current page
- * of granule g). With none on (arena.c's default), the slow path. */
-extern void *(*sc__alloc_noted_fn)(size_t n, size_t g, sc_page_t *page);
-/** Where a free of a class block goes when the page's owner is not the
- * thread's `self`: sc__free_other_any (arena.c's default), or the exact
- * tier's own path; self is the thread's. */
-extern void (*sc__free_other_fn)(void *p, sc_page_t *page, sc_arena_t *self);
 
 /** The exact tier's figures of one class, summed over arenas (stats.c). */
 typedef struct sc_exact_sums_s {
@@ -181,11 +177,70 @@ typedef struct sc_feature_ops_s {
   sc_lifecycle_hooks_t lifecycle;
 } sc_feature_ops_t;
 
-/** The table the core calls: its no-ops, or the features' (hooks.c). */
-extern sc_feature_ops_t sc__ops;
+/* ---- the page the fast paths jump through ----------------------------------- */
 
-/** Take table t's members (a NULL member keeps the current one). Before
- * sc__init, or from lifecycle.decide. */
+/** The bytes the page struct is aligned to and fills a multiple of: the
+ * x86-64 page. On a system whose pages are larger, the page is never made
+ * read-only (hooks.c: a larger protection would take its neighbours). */
+#define SC_HOOKS_PAGE_SIZE 4096
+
+/** Every function pointer the allocator's paths call through, alone in
+ * their page(s): nothing else shares them, so that they can be read-only
+ * for the life of the process but for the instants the library writes
+ * them. The alignment makes sizeof a multiple of SC_HOOKS_PAGE_SIZE. */
+typedef struct sc_hooks_page_s {
+  /** Where a malloc goes when the thread's countdown runs out: the
+   * features' allocation path for the features on (page is the thread's
+   * current page of granule g). With none on (sc__alloc_plain), the slow
+   * path. */
+  _Alignas(SC_HOOKS_PAGE_SIZE) void *(*alloc_noted_fn)(size_t n, size_t g, sc_page_t *page);
+  /** Where a free of a class block goes when the page's owner is not the
+   * thread's `self`: sc__free_other_any (the default), or the exact tier's
+   * own path; self is the thread's. */
+  void (*free_other_fn)(void *p, sc_page_t *page, sc_arena_t *self);
+  /** The table the core calls: its no-ops, or the features'. */
+  sc_feature_ops_t ops;
+  /** The page is read-only (sc__hooks_seal succeeded): a write must make
+   * it writable first. In the page itself, so that it cannot be cleared
+   * either. */
+  bool sealed;
+} sc_hooks_page_t;
+
+_Static_assert(sizeof(sc_hooks_page_t) % SC_HOOKS_PAGE_SIZE == 0,
+               "the hooks' page shares its last page with nothing else");
+
+/** The one instance (hooks.c), in .data (never .data.rel.ro: with -z now
+ * the loader makes RELRO read-only before sc__init writes the features'
+ * table in). */
+extern sc_hooks_page_t sc__hooks_page;
+
+/* The names the paths use: plain members, so the fast paths still load
+ * and jump through one absolute address (objdump: jmp *mem). */
+#define sc__alloc_noted_fn (sc__hooks_page.alloc_noted_fn)
+#define sc__free_other_fn (sc__hooks_page.free_other_fn)
+#define sc__ops (sc__hooks_page.ops)
+
+/** Make the page writable for a write of the library's own, once sealed:
+ * writers are serialized by the page's lock, held until
+ * sc__hooks_write_end (no two threads unprotect and reprotect under each
+ * other; fork waits for it). The write between must take no lock and
+ * call nothing that could write the page. Never from a signal handler.
+ * A page that cannot be made writable aborts: the features' state would
+ * no longer match their paths. */
+void sc__hooks_write_begin(void);
+/** Read-only again (once sealed; a failure warns once and leaves it
+ * writable: protection lost, nothing else), then the lock is released. */
+void sc__hooks_write_end(void);
+/** From sc__init, once the features' decision installed their paths: the
+ * page is read-only from now on (a failure warns once). */
+void sc__hooks_seal(void);
+/** fork handlers (init.c): 0 takes the page's lock (a fork never copies
+ * it writable mid-write), 1 and 2 release it. */
+void sc__hooks_fork(int phase);
+
+/** Take table t's members (a NULL member keeps the current one). From
+ * sc__hooks_start, before the page is sealed (any later call writes it
+ * through sc__hooks_write_begin too). */
 void sc__hooks_register(const sc_feature_ops_t *t);
 /** From sc__init: register sc__feature_table when linked, then call
  * lifecycle.decide. */

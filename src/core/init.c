@@ -91,6 +91,7 @@ sc_startup void sc__init(void) {
     sc__sample_secret = secrets[5];
     sc__sys_start();
     sc__hooks_start();
+    sc__hooks_seal(); /* the fast paths' targets and the table: read-only from here */
     random_placement_decide();
     atomic_store_explicit(&init_state, 2, memory_order_release);
     return;
@@ -103,12 +104,15 @@ sc_startup void sc__init(void) {
 static void fork_prepare(void) {
   sc__ops.lifecycle.fork(0);
   sc__arena_fork_prepare();
+  sc__hooks_fork(0); /* last: a writer of the page takes no other lock */
 }
 static void fork_parent(void) {
+  sc__hooks_fork(1);
   sc__arena_fork_parent();
   sc__ops.lifecycle.fork(1);
 }
 static void fork_child(void) {
+  sc__hooks_fork(2);
   sc__sysrec_fork_child();
   sc__arena_fork_child();
   sc__ops.lifecycle.fork(2);

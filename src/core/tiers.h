@@ -91,8 +91,13 @@ void *sc__tier_sampled_malloc(size_t n, size_t g, sc_page_t *page);
  * while a feature that sees every malloc, or guard pages, is on. */
 void *sc__tier_alloc_aligned(size_t n, unsigned c, size_t align);
 
+/** The malloc target while no feature is on: the slow path, the thread's
+ * countdown started again. */
+void *sc__alloc_plain(size_t n, size_t g, sc_page_t *page);
+
 /** Point the fast paths' two targets at a tier's malloc and free (the free
- * first: a block the new malloc makes is freed by it). */
+ * first: a block the new malloc makes is freed by it), in the hooks' page
+ * (hooks.h): any time, any thread, never from a signal handler. */
 void sc__tiers_install(void *(*malloc_fn)(size_t n, size_t g, sc_page_t *page),
                        void (*free_fn)(void *p, sc_page_t *page, sc_arena_t *self));
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -70,6 +71,18 @@ bool sc__os_protect(void *p, size_t size, bool accessible) {
   bool ok = mprotect(p, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
   errno = saved;
   return ok;
+}
+
+bool sc__os_protect_ro(void *p, size_t size, bool writable) {
+  int saved = errno;
+  bool ok = mprotect(p, size, writable ? PROT_READ | PROT_WRITE : PROT_READ) == 0;
+  errno = saved;
+  return ok;
+}
+
+size_t sc__os_page_size(void) {
+  unsigned long n = getauxval(AT_PAGESZ);
+  return n != 0 ? (size_t)n : 4096;
 }
 
 uint64_t sc__os_now_ns(void) {

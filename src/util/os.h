@@ -21,6 +21,12 @@ bool sc__os_purge(void *p, size_t size);
 void *sc__os_reserve(size_t size);
 /** Make a range readable and writable, or untouchable; false on failure. */
 bool sc__os_protect(void *p, size_t size, bool accessible);
+/** Make a range of whole pages read-only (`writable` false) or readable
+ * and writable again; false on failure. */
+bool sc__os_protect_ro(void *p, size_t size, bool writable);
+/** The system's page size (the auxiliary vector's; no call into libc that
+ * could allocate). */
+size_t sc__os_page_size(void);
 /** CLOCK_MONOTONIC in nanoseconds. */
 uint64_t sc__os_now_ns(void);
 /** Write all of buf to fd, retrying on EINTR; never allocates. */
