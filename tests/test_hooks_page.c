@@ -83,6 +83,13 @@ Test(hooks_page, write_faults_after_startup) {
                "writing sc__alloc_noted_fn did not fault");
   cr_expect_eq(child_writes((void *volatile *)&sc__ops.block.keep_freed), 128 + SIGSEGV,
                "writing sc__ops.block.keep_freed did not fault");
+  /* The pointers bound after the decision: glibc's malloc_trim (free's
+   * paced trim calls it) and malloc_usable_size. */
+  cr_expect_not_null(sc__hooks_page.sys_trim_fn, "glibc's malloc_trim was not bound");
+  cr_expect_eq(child_writes((void *volatile *)&sc__hooks_page.sys_trim_fn), 128 + SIGSEGV,
+               "writing the malloc_trim pointer did not fault");
+  cr_expect_eq(child_writes((void *volatile *)&sc__hooks_page.sys_usable_size_fn), 128 + SIGSEGV,
+               "writing the malloc_usable_size pointer did not fault");
 }
 
 /** Run tests/progs/hooks_page `mode` with env: it prints "ok" when the

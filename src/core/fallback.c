@@ -56,11 +56,9 @@ sc_startup void sc__sys_start(void) {
  * mk/sanitize.mk's ASan build the system route is AddressSanitizer's
  * malloc (the library's own malloc_usable_size is renamed there), whose
  * blocks only its malloc_usable_size can measure: that one, from the start. */
-#if defined(__SANITIZE_ADDRESS__)
-static size_t (*sys_usable_size_fn)(void *) = malloc_usable_size;
-#else
-static size_t (*sys_usable_size_fn)(void *);
-#endif
+/* In the hooks' page (core/hooks.h: read-only once bound); under ASan it
+ * is set there from the start. */
+#define sys_usable_size_fn (sc__hooks_page.sys_usable_size_fn)
 
 /** Usable size of live glibc block p, from its chunk header alone: the
  * size word just before the block (bit 1 marks an mmapped chunk, whose
@@ -155,8 +153,11 @@ sc_startup void sc__sys_bind(void) {
 #else
   headers_are_glibcs = !valgrind_replaces_malloc();
   /* Not found: the chunk header is read directly. */
-  sys_usable_size_fn =
+  size_t (*fn)(void *) =
       (size_t(*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", SC_GLIBC_BASE_VERSION);
+  sc__hooks_write_begin();
+  sys_usable_size_fn = fn;
+  sc__hooks_write_end();
 #endif
   sc__sys_refresh();
 }

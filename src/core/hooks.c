@@ -5,6 +5,7 @@
  * and how that page is kept read-only. */
 #include "core/hooks.h"
 
+#include <malloc.h>
 #include <pthread.h>
 
 #include "core/tiers.h"
@@ -72,6 +73,12 @@ static void none_stats(struct sc_stats *out) { (void)out; }
 sc_hooks_page_t sc__hooks_page = {
     .alloc_noted_fn = sc__alloc_plain,
     .free_other_fn = sc__free_other_any,
+#if defined(__SANITIZE_ADDRESS__)
+    /* mk/sanitize.mk's ASan build: the system route is ASan's malloc, whose
+     * blocks only its malloc_usable_size measures, from the start
+     * (fallback.c). */
+    .sys_usable_size_fn = malloc_usable_size,
+#endif
     .ops =
         {
             .block = {.before_alloc = none_before_alloc,

@@ -179,6 +179,9 @@ typedef struct sc_feature_ops_s {
 
 /* ---- the page the fast paths jump through ----------------------------------- */
 
+/** A function pointer of any type, stored and cast back by its user. */
+typedef void (*sc_any_fn_t)(void);
+
 /** The bytes the page struct is aligned to and fills a multiple of: the
  * x86-64 page. On a system whose pages are larger, the page is never made
  * read-only (hooks.c: a larger protection would take its neighbours). */
@@ -204,11 +207,19 @@ typedef struct sc_hooks_page_s {
    * it writable first. In the page itself, so that it cannot be cleared
    * either. */
   bool sealed;
+  /** Bound after the decision, each between sc__hooks_write_begin and
+   * _end: glibc's malloc_usable_size and malloc_trim (fallback.c,
+   * sys_trim.c; NULL: not found), reached from realloc, malloc_usable_size
+   * and free's paced trim, and libgcc's unwinder (features/unwinder.h
+   * keeps their types and casts them back; NULL until bound), reached
+   * from a sampled malloc. */
+  size_t (*sys_usable_size_fn)(void *);
+  int (*sys_trim_fn)(size_t);
+  sc_any_fn_t unwind_backtrace_fn, unwind_get_ip_info_fn, unwind_find_fde_fn;
 } sc_hooks_page_t;
 
-_Static_assert(sizeof(sc_hooks_page_t) % SC_HOOKS_PAGE_SIZE == 0,
-               "the hooks' page shares its last page with nothing else");
-
+_Static_assert(sizeof(sc_hooks_page_t) == SC_HOOKS_PAGE_SIZE,
+               "every pointer of the hooks' page lies in its one page");
 /** The one instance (hooks.c), in .data (never .data.rel.ro: with -z now
  * the loader makes RELRO read-only before sc__init writes the features'
  * table in). */

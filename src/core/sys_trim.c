@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hooks.h"
 #include "util/settings.h"
 #include "core/purge.h"
 #include "sizeclass.h"
@@ -36,8 +37,9 @@
 /** glibc never trims a heap on its own below this (effectively never). */
 #define SC_SYS_TRIM_THRESHOLD (1 << 30)
 
-static bool paced;                    /* the policy above is in force */
-static int (*trim_fn)(size_t);        /* glibc's malloc_trim; NULL: not found */
+static bool paced; /* the policy above is in force */
+/* glibc's malloc_trim; NULL: not found (in the hooks' page, core/hooks.h) */
+#define trim_fn (sc__hooks_page.sys_trim_fn)
 static _Atomic uint64_t last_trim_ns; /* when the last paced trim ran */
 static _Atomic uint64_t trims;        /* paced trims so far */
 
@@ -50,7 +52,10 @@ static bool tunables_set(void) {
 sc_startup void sc__sys_trim_init(void) {
   /* glibc's own, by its version (fallback.c says why); not found: nothing
    * is trimmed. */
-  trim_fn = (int (*)(size_t))dlvsym(RTLD_NEXT, "malloc_trim", SC_GLIBC_BASE_VERSION);
+  int (*fn)(size_t) = (int (*)(size_t))dlvsym(RTLD_NEXT, "malloc_trim", SC_GLIBC_BASE_VERSION);
+  sc__hooks_write_begin();
+  trim_fn = fn;
+  sc__hooks_write_end();
   /* The settings (settings.c) said no to a bad value already. */
   if (sc__setting(SC_SET_SYSTEM_TRIM) == SC_SYSTEM_TRIM_GLIBC || tunables_set()) return;
   /* mallopt does not allocate; glibc runs it under its own locks. */

@@ -448,7 +448,7 @@ int sc__cfi_rule(uintptr_t pc, sc_cfi_rule_t *rule) {
   }
   memset(rule, 0, sizeof(*rule));
   /* Not bound yet (unwinder.c): unknown, and not cached. */
-  sc_unwind_find_fde_fn find_fde = __atomic_load_n(&sc__unwind_find_fde_fn, __ATOMIC_ACQUIRE);
+  sc_unwind_find_fde_fn find_fde = sc__unwind_find_fde();
   if (find_fde == NULL) return SC_CFI_COMPLEX;
   int status = compute(find_fde, pc, rule);
   lock();

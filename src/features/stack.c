@@ -91,12 +91,8 @@ static bool keep(walk_t *w, uintptr_t pc) {
 
 sc_noinline unsigned sc__unwind_libgcc(uintptr_t *pcs, unsigned max) {
   /* _Unwind_Backtrace is published last (unwinder.c): with it, the rest. */
-  sc_unwind_backtrace_fn backtrace = __atomic_load_n(&sc__unwind_backtrace_fn, __ATOMIC_ACQUIRE);
-  walk_t w = {.get_ip_info = __atomic_load_n(&sc__unwind_get_ip_info_fn, __ATOMIC_RELAXED),
-              .pcs = pcs,
-              .n = 0,
-              .max = max,
-              .phase = 0};
+  sc_unwind_backtrace_fn backtrace = sc__unwind_backtrace();
+  walk_t w = {.get_ip_info = sc__unwind_get_ip_info(), .pcs = pcs, .n = 0, .max = max, .phase = 0};
   if (max == 0 || backtrace == NULL) return 0;
   backtrace(on_frame, &w);
   return w.n;

@@ -18,10 +18,6 @@
 #include "features/sites.h"
 #include "util/startup.h"
 
-sc_unwind_backtrace_fn sc__unwind_backtrace_fn;
-sc_unwind_get_ip_info_fn sc__unwind_get_ip_info_fn;
-sc_unwind_find_fde_fn sc__unwind_find_fde_fn;
-
 /** Function `name`: the global scope's (the program's own first), else
  * libgcc_s's, loaded on first need into *gcc. */
 static sc_startup void *lookup(const char *name, void **gcc) {
@@ -46,10 +42,13 @@ sc_startup bool sc__unwinder_bind(void) {
     warned = true;
     return false;
   }
-  /* All or none, _Unwind_Backtrace last: a walk that sees it sees the rest. */
-  __atomic_store_n(&sc__unwind_find_fde_fn, (sc_unwind_find_fde_fn)find_fde, __ATOMIC_RELEASE);
-  __atomic_store_n(&sc__unwind_get_ip_info_fn, (sc_unwind_get_ip_info_fn)get_ip_info,
+  /* All or none, _Unwind_Backtrace last: a walk that sees it sees the rest.
+   * In the hooks' page, which is read-only but for this write. */
+  sc__hooks_write_begin();
+  __atomic_store_n(&sc__hooks_page.unwind_find_fde_fn, (sc_any_fn_t)find_fde, __ATOMIC_RELEASE);
+  __atomic_store_n(&sc__hooks_page.unwind_get_ip_info_fn, (sc_any_fn_t)get_ip_info,
                    __ATOMIC_RELEASE);
-  __atomic_store_n(&sc__unwind_backtrace_fn, (sc_unwind_backtrace_fn)backtrace, __ATOMIC_RELEASE);
+  __atomic_store_n(&sc__hooks_page.unwind_backtrace_fn, (sc_any_fn_t)backtrace, __ATOMIC_RELEASE);
+  sc__hooks_write_end();
   return true;
 }

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <unwind.h>
 
+#include "core/hooks.h"
+
 #pragma GCC visibility push(hidden)
 
 /* The bases _Unwind_Find_FDE fills in (libgcc's internal unwind-dw2-fde.h). */
@@ -22,18 +24,28 @@ typedef _Unwind_Reason_Code (*sc_unwind_backtrace_fn)(_Unwind_Trace_Fn fn, void 
 typedef _Unwind_Ptr (*sc_unwind_get_ip_info_fn)(struct _Unwind_Context *ctx, int *before);
 typedef const void *(*sc_unwind_find_fde_fn)(void *pc, struct dwarf_eh_bases *bases);
 
-/* NULL until bound (then fixed for the run); read them with __atomic_load_n
+/* The three live in the hooks' page (core/hooks.h: read-only but for the
+ * binding), NULL until bound (then fixed for the run); read them with these
  * (acquire): a walk in another thread may run while they are bound. */
-/* _Unwind_Backtrace: calls fn on each frame, the caller's first, until it
+/** _Unwind_Backtrace: calls fn on each frame, the caller's first, until it
  * stops; libgcc's does not allocate (GCC 12+ finds tables with glibc's
  * _dl_find_object). */
-extern sc_unwind_backtrace_fn sc__unwind_backtrace_fn;
-/* _Unwind_GetIPInfo: a frame's code address and whether it is the exact
+static inline sc_unwind_backtrace_fn sc__unwind_backtrace(void) {
+  return (sc_unwind_backtrace_fn)__atomic_load_n(&sc__hooks_page.unwind_backtrace_fn,
+                                                 __ATOMIC_ACQUIRE);
+}
+/** _Unwind_GetIPInfo: a frame's code address and whether it is the exact
  * instruction (a signal frame) rather than a return address. */
-extern sc_unwind_get_ip_info_fn sc__unwind_get_ip_info_fn;
-/* _Unwind_Find_FDE: the frame description entry covering pc (NULL: none),
+static inline sc_unwind_get_ip_info_fn sc__unwind_get_ip_info(void) {
+  return (sc_unwind_get_ip_info_fn)__atomic_load_n(&sc__hooks_page.unwind_get_ip_info_fn,
+                                                   __ATOMIC_ACQUIRE);
+}
+/** _Unwind_Find_FDE: the frame description entry covering pc (NULL: none),
  * without allocating. */
-extern sc_unwind_find_fde_fn sc__unwind_find_fde_fn;
+static inline sc_unwind_find_fde_fn sc__unwind_find_fde(void) {
+  return (sc_unwind_find_fde_fn)__atomic_load_n(&sc__hooks_page.unwind_find_fde_fn,
+                                                __ATOMIC_ACQUIRE);
+}
 
 /** Bind the three: each from the process's global scope first (a program
  * that defines its own wins, as it would with a link-time dependency),
@@ -45,9 +57,7 @@ extern sc_unwind_find_fde_fn sc__unwind_find_fde_fn;
 bool sc__unwinder_bind(void);
 
 /** True when the walks can run (all three bound). */
-static inline bool sc__unwinder_ready(void) {
-  return __atomic_load_n(&sc__unwind_backtrace_fn, __ATOMIC_ACQUIRE) != NULL;
-}
+static inline bool sc__unwinder_ready(void) { return sc__unwind_backtrace() != NULL; }
 
 #pragma GCC visibility pop
 

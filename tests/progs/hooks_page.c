@@ -67,6 +67,13 @@ static void check_read_only(void) {
   else if (perms[1] != '-')
     fail("the page's mapping is writable");
   if (!sc__hooks_page.sealed) fail("the page is not marked sealed");
+  /* The pointers bound after the decision (the system route's, the
+   * unwinder's) lie in the same read-only mapping. */
+  if (!perms_of(&sc__hooks_page.sys_trim_fn, perms) || perms[1] != '-')
+    fail("glibc's malloc_trim pointer is writable");
+  if (!perms_of(&sc__hooks_page.unwind_backtrace_fn, perms) || perms[1] != '-')
+    fail("the unwinder's pointers are writable");
+  if (sc__hooks_page.sys_trim_fn == NULL) fail("glibc's malloc_trim was not bound");
   int status = child_writes();
   if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV) fail("a write did not fault");
 }
