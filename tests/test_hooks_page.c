@@ -90,6 +90,8 @@ Test(hooks_page, write_faults_after_startup) {
                "writing the malloc_trim pointer did not fault");
   cr_expect_eq(child_writes((void *volatile *)&sc__hooks_page.sys_usable_size_fn), 128 + SIGSEGV,
                "writing the malloc_usable_size pointer did not fault");
+  cr_expect_eq(child_writes((void *volatile *)&sc__hooks_page.last_words_fn), 128 + SIGSEGV,
+               "writing the report's last-words pointer did not fault");
 }
 
 /** Run tests/progs/hooks_page `mode` with env: it prints "ok" when the

@@ -18,19 +18,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hooks.h"
 #include "core/internal.h"
 #include "core/snapshot.h"
 #include "util/format.h"
 #include "util/stream.h"
 #include "util/startup.h"
 
-static _Atomic(sc_last_words_fn) last_words;
-
 /* The thread writing an abort's report (its kernel id); 0: none. */
 static _Atomic long reporter;
 
+/* The report's function lives in the hooks' page (core/hooks.h): an abort
+ * for a double free calls it, so it must not be writable either. */
 sc_startup void sc__last_words_register(sc_last_words_fn fn) {
-  atomic_store_explicit(&last_words, fn, memory_order_release);
+  sc__hooks_write_begin();
+  __atomic_store_n(&sc__hooks_page.last_words_fn, (sc_any_fn_t)fn, __ATOMIC_RELEASE);
+  sc__hooks_write_end();
+}
+
+/** The registered last words, or NULL. */
+static sc_last_words_fn last_words(void) {
+  return (sc_last_words_fn)__atomic_load_n(&sc__hooks_page.last_words_fn, __ATOMIC_ACQUIRE);
 }
 
 void sc__warn(const char *msg) { sc__diag_printf("sizeclass: %s", msg); }
@@ -53,7 +61,7 @@ void sc__abort_with_report(const char *why) {
 void sc__abort_said(const char *why) {
   long me = syscall(SYS_gettid), none = 0;
   if (atomic_compare_exchange_strong(&reporter, &none, me)) {
-    sc_last_words_fn fn = atomic_load_explicit(&last_words, memory_order_acquire);
+    sc_last_words_fn fn = last_words();
     if (fn != NULL) fn(SC_LAST_ABORT, why);
   } else if (none != me) {
     /* Another thread is writing the report and aborts when it is done:
@@ -69,7 +77,7 @@ void sc__abort_said(const char *why) {
 }
 
 void sc__last_words_exit(void) {
-  sc_last_words_fn fn = atomic_load_explicit(&last_words, memory_order_acquire);
+  sc_last_words_fn fn = last_words();
   if (fn != NULL) fn(SC_LAST_EXIT, NULL);
 }
 

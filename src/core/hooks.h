@@ -215,6 +215,9 @@ typedef struct sc_hooks_page_s {
    * from a sampled malloc. */
   size_t (*sys_usable_size_fn)(void *);
   int (*sys_trim_fn)(size_t);
+  /** The report's last words at the library's aborts and at exit
+   * (snapshot.h: sc_last_words_fn; harden.c), registered at startup. */
+  sc_any_fn_t last_words_fn;
   sc_any_fn_t unwind_backtrace_fn, unwind_get_ip_info_fn, unwind_find_fde_fn;
 } sc_hooks_page_t;
 
