@@ -378,7 +378,7 @@ Test(core_api, a_system_block_grown_a_little_has_room_for_the_next_pieces) {
   cr_assert(!sc_owns(p));
   fill_bytes(p, 2000, 5);
   size_t have = malloc_usable_size(p);
-  unsigned char *q = realloc(p, have + 100); /* a quarter of the block at most */
+  unsigned char *q = realloc(p, have + 100); /* an eighth of the block at most */
   cr_assert_not_null(q);
   expect_bytes(q, 2000, 5);
   size_t room = malloc_usable_size(q);
@@ -392,15 +392,24 @@ Test(core_api, a_system_block_grown_a_little_has_room_for_the_next_pieces) {
     cr_assert_eq(malloc_usable_size(r), room);
   }
   expect_bytes(q, room, 6);
-  /* A shrink by less than a quarter keeps the block and its size. */
+  /* A shrink by an eighth at most keeps the block and its size; one by a
+   * quarter goes to glibc, which splits the tail off. */
   cr_assert_eq(realloc(q, room - room / 8), q);
   cr_assert_eq(malloc_usable_size(q), room);
   expect_bytes(q, room - room / 8, 6);
+  q = realloc(q, room - room / 4);
+  cr_assert_not_null(q);
+  cr_assert_lt(malloc_usable_size(q), room - room / 8);
+  expect_bytes(q, room - room / 4, 6);
   free(q);
 
-  /* A big jump gets exactly what it asks for (glibc's rounding only). */
+  /* A resize by more than an eighth (a new size, not a piece) and a big
+   * jump get exactly what they ask for (glibc's rounding only). */
   p = malloc(2000);
-  q = realloc(p, 8000);
+  q = realloc(p, 2700);
+  cr_assert_not_null(q);
+  cr_assert_lt(malloc_usable_size(q), 2700 + 2700 / 8);
+  q = realloc(q, 8000);
   cr_assert_not_null(q);
   cr_assert_lt(malloc_usable_size(q), 8000 + 8000 / 8);
   /* A large shrink goes to glibc, which gives the tail back. */

@@ -264,11 +264,12 @@ static inline void count_in_place(const void *p, uint64_t bytes) {
 }
 
 /** The size to ask glibc for when a block of `have` usable bytes grows to
- * n: n, or n and an eighth more when the growth is small (at most a quarter
- * of the block: text or an array grown a piece at a time) and the block
- * below SYS_ROOM_MAX, so that the next pieces fit without a call. */
+ * n: n, or n and an eighth more when the growth is small (at most an
+ * eighth of the block: text or an array grown a piece at a time, not a
+ * resize to a new size) and the block below SYS_ROOM_MAX, so that the next
+ * pieces fit without a call. */
 static size_t sys_grown_size(size_t have, size_t n) {
-  if (n - have > have / 4 || n > SYS_ROOM_MAX) return n;
+  if (n - have > have / 8 || n > SYS_ROOM_MAX) return n;
   return (n + n / 8 + 15) & ~(size_t)15;
 }
 
@@ -296,10 +297,11 @@ static sc_noinline void *sys_realloc_call(void *p, size_t n) {
 void *sc__sys_realloc(void *p, size_t n) {
   if (sc_likely(sys_plain) && sc_likely(sc__sysrec_lookup(p, NULL))) {
     size_t have = header_size(p);
-    /* In place when the chunk holds n and n keeps at least three quarters
-     * of it: glibc's realloc would return p too, having split off the rest
-     * (here the rest stays with the block, as its room to grow). */
-    if (n <= have && n >= have - have / 4) {
+    /* In place when the chunk holds n and n keeps at least seven eighths
+     * of it (the room sys_grown_size gave, or a small trim): glibc's
+     * realloc would return p too, having split off the rest (here the rest
+     * stays with the block, as its room to grow). */
+    if (n <= have && n >= have - have / 8) {
       count_in_place(p, have);
       return p;
     }
