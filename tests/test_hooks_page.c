@@ -15,23 +15,7 @@
 
 #include "core/hooks.h"
 #include "cr_util.h"
-
-/** The permissions of the mapping holding p ("r--p"), from /proc/self/maps;
- * false when none holds it. */
-static bool perms_of(const void *p, char perms[5]) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  cr_assert_not_null(f);
-  char line[512];
-  bool found = false;
-  while (!found && fgets(line, sizeof(line), f) != NULL) {
-    unsigned long lo, hi;
-    if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && (uintptr_t)p >= lo &&
-        (uintptr_t)p < hi)
-      found = true;
-  }
-  fclose(f);
-  return found;
-}
+#include "maps.h"
 
 /* Must hold: the struct starts a page and fills whole pages, so no other
  * variable shares a page with it (an mprotect would take that one too). */
@@ -49,7 +33,7 @@ Test(hooks_page, read_only_after_startup) {
   void *p = malloc(24); /* started, surely */
   free(p);
   char perms[5] = "";
-  cr_assert(perms_of(&sc__hooks_page, perms), "no mapping holds %p", (void *)&sc__hooks_page);
+  cr_assert(maps_perms_of(&sc__hooks_page, perms), "no mapping holds %p", (void *)&sc__hooks_page);
   cr_expect_eq(perms[0], 'r', "perms %s", perms);
   cr_expect_eq(perms[1], '-', "the page is writable: perms %s", perms);
   cr_expect(sc__hooks_page.sealed);

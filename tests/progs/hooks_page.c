@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/hooks.h"
+#include "maps.h"
 #include "sizeclass.h"
 
 static int failures;
@@ -27,22 +28,6 @@ static int failures;
 static void fail(const char *what) {
   printf("FAIL %s\n", what);
   failures++;
-}
-
-/** The permissions of the mapping holding p ("r--p"), from /proc/self/maps. */
-static bool perms_of(const void *p, char perms[5]) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  if (f == NULL) return false;
-  char line[512];
-  bool found = false;
-  while (!found && fgets(line, sizeof(line), f) != NULL) {
-    unsigned long lo, hi;
-    if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && (uintptr_t)p >= lo &&
-        (uintptr_t)p < hi)
-      found = true;
-  }
-  fclose(f);
-  return found;
 }
 
 /** A forked child writes the free target: how it ended (wait status). */
@@ -62,16 +47,16 @@ static int child_writes(void) {
 
 static void check_read_only(void) {
   char perms[5] = "";
-  if (!perms_of(&sc__hooks_page, perms))
+  if (!maps_perms_of(&sc__hooks_page, perms))
     fail("no mapping holds the page");
   else if (perms[1] != '-')
     fail("the page's mapping is writable");
   if (!sc__hooks_page.sealed) fail("the page is not marked sealed");
   /* The pointers bound after the decision (the system route's, the
    * unwinder's) lie in the same read-only mapping. */
-  if (!perms_of(&sc__hooks_page.sys_trim_fn, perms) || perms[1] != '-')
+  if (!maps_perms_of(&sc__hooks_page.sys_trim_fn, perms) || perms[1] != '-')
     fail("glibc's malloc_trim pointer is writable");
-  if (!perms_of(&sc__hooks_page.unwind_backtrace_fn, perms) || perms[1] != '-')
+  if (!maps_perms_of(&sc__hooks_page.unwind_backtrace_fn, perms) || perms[1] != '-')
     fail("the unwinder's pointers are writable");
   if (sc__hooks_page.sys_trim_fn == NULL) fail("glibc's malloc_trim was not bound");
   int status = child_writes();
