@@ -173,9 +173,9 @@ size_t sc__sys_usable_size(const void *p) {
 
 enum { CALL_MALLOC, CALL_ALIGNED, CALL_REALLOC };
 
-/* Blocks at or above this size grow by exactly what realloc asks: glibc
- * maps them on their own from its default threshold (128 KiB) up, and
- * moves those with mremap, page by page. */
+/* Blocks above this size grow by exactly what realloc asks: an eighth of
+ * them (16 KiB and more) is too much memory to hold on a guess, and a
+ * program that grows buffers that large usually plans the growth itself. */
 #define SYS_ROOM_MAX ((size_t)128 << 10)
 
 /** Count one call of kind `call` that made block p (NULL: it failed) of
