@@ -411,6 +411,25 @@ static inline int hu_misaligned_large_realloc(const hu_env_t *env) {
   return hu_large_offset_use(env, 8, 1);
 }
 
+/** malloc_usable_size of a pointer into the middle of a live class block,
+ * and of a block-aligned one in a page's uncarved part: the inline answer
+ * checks what free checks. */
+static inline int hu_interior_usable(const hu_env_t *env) {
+  uint8_t *p = hu_block(env);
+  if (p == NULL) return 2;
+  return hu_fake_use(env, hu_opaque(p + HU_SIZE / 2), 2);
+}
+static inline int hu_uncarved_usable(const hu_env_t *env) {
+  for (int i = 0; i < 10000; i++) {
+    void *p = hu_block(env);
+    if (p == NULL) return 2;
+    uintptr_t last = hu_page_base(p) + SC_PAGE_SIZE - HU_SIZE;
+    if (env->owns((void *)last)) continue; /* this page is carved out */
+    return hu_fake_use(env, hu_opaque((void *)last), 2);
+  }
+  return 3;
+}
+
 /** Every scenario, NULL-terminated. */
 static const hu_case_t hu_cases[] = {
     {"double_free", "double free", HU_SIZE, hu_double_free},
@@ -438,6 +457,8 @@ static const hu_case_t hu_cases[] = {
     {"interior_large_usable", "malloc_usable_size of invalid pointer", 0, hu_interior_large_usable},
     {"misaligned_large_free", "invalid free", 0, hu_misaligned_large_free},
     {"misaligned_large_realloc", "realloc of invalid pointer", 0, hu_misaligned_large_realloc},
+    {"interior_usable", "malloc_usable_size of invalid pointer", 0, hu_interior_usable},
+    {"uncarved_usable", "malloc_usable_size of invalid pointer", 0, hu_uncarved_usable},
     {NULL, NULL, 0, NULL},
 };
 

@@ -58,6 +58,8 @@ DEATH_TEST(interior_large_free)
 DEATH_TEST(interior_large_usable)
 DEATH_TEST(misaligned_large_free)
 DEATH_TEST(misaligned_large_realloc)
+DEATH_TEST(interior_usable)
+DEATH_TEST(uncarved_usable)
 
 /* ---- white box: the checks themselves, with the real keys ---------------- */
 
@@ -214,6 +216,8 @@ MESSAGE_TEST(interior_large_free)
 MESSAGE_TEST(interior_large_usable)
 MESSAGE_TEST(misaligned_large_free)
 MESSAGE_TEST(misaligned_large_realloc)
+MESSAGE_TEST(interior_usable)
+MESSAGE_TEST(uncarved_usable)
 
 /* Two threads free one block at the same moment, 400 times, each attempt
  * in a child process: every attempt ends in an abort with the double-free
