@@ -294,8 +294,13 @@ static sc_noinline void *sys_realloc_call(void *p, size_t n) {
   return q;
 }
 
+/* With features on too: a block kept in place keeps its usable size, so
+ * its tag's bytes, the exact tier's live bytes and a sampled site's record
+ * stay as they are (a class block resized in place is the same); what
+ * grows goes through sys_realloc_call, which tells them. Only glibc's
+ * headers are needed. */
 void *sc__sys_realloc(void *p, size_t n) {
-  if (sc_likely(sys_plain) && sc_likely(sc__sysrec_lookup(p, NULL))) {
+  if (sc_likely(headers_are_glibcs) && sc_likely(sc__sysrec_lookup(p, NULL))) {
     size_t have = header_size(p);
     /* In place when the chunk holds n and n keeps at least seven eighths
      * of it (the room sys_grown_size gave, or a small trim): glibc's
