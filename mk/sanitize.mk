@@ -139,10 +139,11 @@ asan: test-deps lib $(PROG_BINS) $(ASAN_TEST_BINS)
 # its own malloc, so the library is built as for `make asan`: the shim's
 # names renamed (SC_RENAME), the system route sent to TSan's malloc
 # (SC_SYS_TO_ASAN), ASan's operators rule (TSan has its own new/delete
-# too). fallback.c asks ASan's malloc_usable_size about the system route's
-# blocks only under __SANITIZE_ADDRESS__; TSan's blocks have no glibc
-# header either, so fallback.o is compiled with that macro set (there is
-# no other use of it in src/).
+# too). fallback.c asks the sanitizer's malloc_usable_size about the system
+# route's blocks only under __SANITIZE_ADDRESS__, and hooks.c binds it
+# there from the start under the same macro; TSan's blocks have no glibc
+# header either, so both are compiled with that macro set (there is no
+# other use of it in src/).
 TSAN_DIR := $(BUILD)/tsan
 TSAN_FLAGS := -fsanitize=thread $(SAN_COMMON)
 TSAN_LIB_OBJS := $(patsubst %.c,$(TSAN_DIR)/obj/%.o,$(LIB_SRCS))
@@ -161,6 +162,7 @@ TSAN_ENV := TSAN_OPTIONS='halt_on_error=1 exitcode=66 second_deadlock_stack=1 hi
 
 $(TSAN_DIR)/obj/src/core/fallback.o: TSAN_EXTRA := $(SC_SYS_TO_ASAN) -fno-builtin \
   -D__SANITIZE_ADDRESS__=1
+$(TSAN_DIR)/obj/src/core/hooks.o: TSAN_EXTRA := -D__SANITIZE_ADDRESS__=1
 $(TSAN_DIR)/obj/shim/shim.o: TSAN_EXTRA := $(SC_RENAME)
 $(TSAN_DIR)/obj/shim/cxx.o: TSAN_EXTRA := -DSC_NO_CXX_OPERATORS
 
