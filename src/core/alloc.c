@@ -20,15 +20,19 @@ sc_noinline void sc__free_slow(void *p) {
   sc__sys_free(p);
 }
 
+/** True when `offset` in page is the start of a block it has carved (live
+ * or free: the map says which). Any thread may ask: the page's shared
+ * line answers. */
+static inline bool carved_block_start(const sc_page_t *page, uintptr_t offset) {
+  return page->state == SC_PAGE_ACTIVE && (offset & page->shared_mask) == 0 &&
+         offset < sc__page_carved(page);
+}
+
 /** Page of one of our blocks (p must be owned); a pointer that is not the
- * start of a handed-out block aborts, named for the call that got it. Any
- * thread may ask: the page's shared line answers. */
+ * start of a handed-out block aborts, named for the call that got it. */
 static const sc_page_t *owned_block_page(uintptr_t p, const char *call) {
   const sc_page_t *page = sc__page_of(sc__segment_of(p), p);
-  uintptr_t offset = p & (SC_PAGE_SIZE - 1);
-  if (page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
-      offset >= sc__page_carved(page))
-    sc__fatal_block(call, (const void *)p, 0);
+  if (!carved_block_start(page, p & (SC_PAGE_SIZE - 1))) sc__fatal_block(call, (const void *)p, 0);
   return page;
 }
 
@@ -100,9 +104,7 @@ static inline bool realloc_in_class(uintptr_t u, size_t n) {
   const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
   size_t size = (size_t)page->shared_mask + 1, offset = u & (SC_PAGE_SIZE - 1);
   if (n - 1 >= size || (n <= size / 2 && size != SC_MIN_CLASS_SIZE)) return false;
-  if (page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
-      offset >= sc__page_carved(page))
-    return false;
+  if (!carved_block_start(page, offset)) return false;
   const uint8_t *state = sc__map_entry(page->shared_map, u, page->shared_shift);
   return __atomic_load_n(state, __ATOMIC_RELAXED) == SC_MAP_LIVE;
 }
@@ -154,15 +156,13 @@ static sc_noinline size_t usable_size_other(const void *p) {
 }
 
 /* Programs that count their memory (a key-value server) ask after every
- * malloc and before every free: our blocks are answered inline, with the
- * checks of owned_block_page and no call (NULL's segment is never ours). */
+ * malloc and before every free: our blocks are answered inline, with
+ * owned_block_page's checks and no call (NULL's segment is never ours). */
 size_t sc__usable_size(const void *p) {
   uintptr_t u = (uintptr_t)p;
   if (sc_unlikely(!sc__segment_owned(u))) return usable_size_other(p);
   const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
-  uintptr_t offset = u & (SC_PAGE_SIZE - 1);
-  if (sc_unlikely(page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
-                  offset >= sc__page_carved(page)))
+  if (sc_unlikely(!carved_block_start(page, u & (SC_PAGE_SIZE - 1))))
     sc__fatal_block("malloc_usable_size of invalid pointer", p, 0);
   size_t size = (size_t)page->shared_mask + 1;
   if (sc_likely(sc__features == 0)) return size;
