@@ -196,18 +196,29 @@ static inline int hu_invalid_interior_thread(const hu_env_t *env) {
   return hu_free_on_thread(env, &inner, 1, true);
 }
 
-/** A block-aligned pointer into the part of an in-use page never carved. */
-static inline int hu_invalid_uncarved(const hu_env_t *env) {
+/** A block-aligned pointer into the part of an in-use page never carved
+ * (the last block of the page of a fresh block), in *out; 0, or the
+ * scenario's failure code. */
+static inline int hu_uncarved_block(const hu_env_t *env, void **out) {
   for (int i = 0; i < 10000; i++) {
     void *p = hu_block(env);
     if (p == NULL) return 2;
     uintptr_t last = hu_page_base(p) + SC_PAGE_SIZE - HU_SIZE;
     if (env->owns((void *)last)) continue; /* this page is carved out */
-    env->announce(last);
-    free(hu_opaque((void *)last));
+    *out = hu_opaque((void *)last);
     return 0;
   }
   return 3;
+}
+
+/** free of a block-aligned pointer into an in-use page's uncarved part. */
+static inline int hu_invalid_uncarved(const hu_env_t *env) {
+  void *last;
+  int rc = hu_uncarved_block(env, &last);
+  if (rc != 0) return rc;
+  env->announce((uintptr_t)last);
+  free(last);
+  return 0;
 }
 
 /** A pointer to a data page of our segment that no class uses. */
@@ -420,14 +431,9 @@ static inline int hu_interior_usable(const hu_env_t *env) {
   return hu_fake_use(env, hu_opaque(p + HU_SIZE / 2), 2);
 }
 static inline int hu_uncarved_usable(const hu_env_t *env) {
-  for (int i = 0; i < 10000; i++) {
-    void *p = hu_block(env);
-    if (p == NULL) return 2;
-    uintptr_t last = hu_page_base(p) + SC_PAGE_SIZE - HU_SIZE;
-    if (env->owns((void *)last)) continue; /* this page is carved out */
-    return hu_fake_use(env, hu_opaque((void *)last), 2);
-  }
-  return 3;
+  void *last;
+  int rc = hu_uncarved_block(env, &last);
+  return rc != 0 ? rc : hu_fake_use(env, last, 2);
 }
 
 /** Every scenario, NULL-terminated. */
