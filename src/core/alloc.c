@@ -29,10 +29,12 @@ static inline bool carved_block_start(const sc_page_t *page, uintptr_t offset) {
 }
 
 /** Page of one of our blocks (p must be owned); a pointer that is not the
- * start of a handed-out block aborts, named for the call that got it. */
-static const sc_page_t *owned_block_page(uintptr_t p, const char *call) {
+ * start of a handed-out block aborts, named for the call that got it.
+ * Inline: malloc_usable_size answers with it and no call. */
+static sc_always_inline const sc_page_t *owned_block_page(uintptr_t p, const char *call) {
   const sc_page_t *page = sc__page_of(sc__segment_of(p), p);
-  if (!carved_block_start(page, p & (SC_PAGE_SIZE - 1))) sc__fatal_block(call, (const void *)p, 0);
+  if (sc_unlikely(!carved_block_start(page, p & (SC_PAGE_SIZE - 1))))
+    sc__fatal_block(call, (const void *)p, 0);
   return page;
 }
 
@@ -156,15 +158,13 @@ static sc_noinline size_t usable_size_other(const void *p) {
 }
 
 /* Programs that count their memory (a key-value server) ask after every
- * malloc and before every free: our blocks are answered inline, with
- * owned_block_page's checks and no call (NULL's segment is never ours). */
+ * malloc and before every free: our blocks are answered inline, no call
+ * (NULL's segment is never ours). */
 size_t sc__usable_size(const void *p) {
   uintptr_t u = (uintptr_t)p;
   if (sc_unlikely(!sc__segment_owned(u))) return usable_size_other(p);
-  const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
-  if (sc_unlikely(!carved_block_start(page, u & (SC_PAGE_SIZE - 1))))
-    sc__fatal_block("malloc_usable_size of invalid pointer", p, 0);
-  size_t size = (size_t)page->shared_mask + 1;
+  size_t size =
+      (size_t)owned_block_page(u, "malloc_usable_size of invalid pointer")->shared_mask + 1;
   if (sc_likely(sc__features == 0)) return size;
   return sc__ops.block.usable_size(p, size);
 }
