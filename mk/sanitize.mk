@@ -72,7 +72,8 @@ SC_RENAME := -Dmalloc=sc_asan_malloc -Dfree=sc_asan_free -Dcalloc=sc_asan_calloc
   -Drealloc=sc_asan_realloc -Dreallocarray=sc_asan_reallocarray \
   -Dposix_memalign=sc_asan_posix_memalign -Daligned_alloc=sc_asan_aligned_alloc \
   -Dmemalign=sc_asan_memalign -Dvalloc=sc_asan_valloc -Dpvalloc=sc_asan_pvalloc \
-  -Dmalloc_usable_size=sc_asan_malloc_usable_size
+  -Dmalloc_usable_size=sc_asan_malloc_usable_size -Dfree_sized=sc_asan_free_sized \
+  -Dfree_aligned_sized=sc_asan_free_aligned_sized -Dcfree=sc_asan_cfree
 # The system route of fallback.c, pointed at ASan's allocator.
 SC_SYS_TO_ASAN := -D__libc_malloc=malloc -D__libc_calloc=calloc -D__libc_realloc=realloc \
   -D__libc_memalign=memalign -D__libc_free=free

@@ -19,6 +19,24 @@ SC_EXPORT void *malloc(size_t n) { return sc__malloc_inline(n); }
 
 SC_EXPORT void free(void *p) { sc__free_inline(p); }
 
+/* C23's sized frees, and cfree (glibc before 2.26; old binaries still call
+ * it): free. The size and alignment are not trusted: the block's own page
+ * says both (operator delete's sized forms do the same, cxx.c). Defined
+ * here because a glibc that has them (C23 support, newer than Debian
+ * 12's 2.36) would otherwise free a block of ours as one of its own. */
+void free_sized(void *p, size_t n);
+void free_aligned_sized(void *p, size_t align, size_t n);
+void cfree(void *p);
+SC_EXPORT void free_sized(void *p, size_t n) {
+  (void)n;
+  free(p);
+}
+SC_EXPORT void free_aligned_sized(void *p, size_t align, size_t n) {
+  (void)align, (void)n;
+  free(p);
+}
+SC_EXPORT void cfree(void *p) { free(p); }
+
 SC_EXPORT void *calloc(size_t count, size_t size) { return sc__calloc(count, size); }
 
 SC_EXPORT void *realloc(void *p, size_t n) { return sc__realloc(p, n); }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -532,6 +533,47 @@ Test(core_api, aligned_requests_routed_and_freed_right) {
       }
     }
   }
+}
+
+/* C23's sized frees and the old cfree: glibc 2.36's headers declare
+ * neither (cfree is only a compatibility symbol there). */
+void free_sized(void *p, size_t n);
+void free_aligned_sized(void *p, size_t align, size_t n);
+void cfree(void *p);
+
+/* Each is free: a block of ours goes back to its class (the next malloc
+ * of the class is that block), a system block goes to glibc through the
+ * system route (counted), NULL is nothing, and a second free of one block
+ * aborts as free's does. Without the library's own, glibc's would take
+ * our blocks for its own. */
+Test(core_api, free_sized_free_aligned_sized_and_cfree_are_free) {
+  void *p = cu_escape(malloc(100));
+  free_sized(p, 100);
+  cr_assert_eq(cu_escape(malloc(128)), p, "free_sized did not return the block to its class");
+  free(p);
+  p = cu_escape(aligned_alloc(64, 200));
+  cr_assert(sc_owns(p));
+  free_aligned_sized(p, 64, 200);
+  cr_assert_eq(cu_escape(malloc(256)), p, "free_aligned_sized did not return the block");
+  free(p);
+  p = cu_escape(malloc(30));
+  cfree(p);
+  cr_assert_eq(cu_escape(malloc(32)), p, "cfree did not return the block to its class");
+  free(p);
+  uint64_t before = fallback_frees();
+  free_sized(cu_escape(malloc(5000)), 5000);
+  free_aligned_sized(cu_escape(aligned_alloc(4096, 8192)), 4096, 8192);
+  cfree(cu_escape(malloc(3000)));
+  cr_assert_eq(fallback_frees(), before + 3, "a system block's sized free missed glibc");
+  free_sized(NULL, 0);
+  free_aligned_sized(NULL, 16, 0);
+  cfree(NULL);
+}
+
+Test(core_api, free_sized_twice_aborts_as_a_double_free, .signal = SIGABRT) {
+  void *p = cu_escape(malloc(48));
+  free_sized(p, 48);
+  free_sized(p, 48);
 }
 
 Test(core_api, memalign_rounds_alignment_up) {
