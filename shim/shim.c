@@ -5,6 +5,7 @@
  * replace them at link time. Semantics follow glibc where the standard
  * leaves room. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -96,6 +97,29 @@ SC_EXPORT int malloc_trim(size_t pad) {
   size_t ours = sc__purge_trim();
   int sys = sc__sys_trim(pad);
   return ours != 0 || sys != 0;
+}
+
+/* glibc's figures for its heaps plus the classes' (core/mallinfo.c).
+ * mallinfo's ints wrap as glibc's own do past 2 GiB. */
+SC_EXPORT struct mallinfo2 mallinfo2(void) {
+  struct mallinfo2 mi;
+  sc__mallinfo2(&mi);
+  return mi;
+}
+
+SC_EXPORT struct mallinfo mallinfo(void) {
+  struct mallinfo2 mi;
+  sc__mallinfo2(&mi);
+  return (struct mallinfo){.arena = (int)mi.arena,
+                           .ordblks = (int)mi.ordblks,
+                           .smblks = (int)mi.smblks,
+                           .hblks = (int)mi.hblks,
+                           .hblkhd = (int)mi.hblkhd,
+                           .usmblks = (int)mi.usmblks,
+                           .fsmblks = (int)mi.fsmblks,
+                           .uordblks = (int)mi.uordblks,
+                           .fordblks = (int)mi.fordblks,
+                           .keepcost = (int)mi.keepcost};
 }
 
 /* _exit and _Exit: the report a run asked for arrives when a program ends

@@ -576,6 +576,37 @@ Test(core_api, free_sized_twice_aborts_as_a_double_free, .signal = SIGABRT) {
   free_sized(p, 48);
 }
 
+/* mallinfo2 and mallinfo count the classes' blocks too: 1000 blocks of
+ * 100 B (class 128) add 128 000 bytes in use and their pages to the arena,
+ * and their frees take the bytes off again; glibc's blocks count as in
+ * glibc's own figures. Some slack: the test runner's threads may allocate
+ * meanwhile. */
+Test(core_api, mallinfo_counts_the_classes_blocks_and_glibcs) {
+  enum { N = 1000, SLACK = 16384 };
+  static void *blocks[N];
+  struct mallinfo2 a = mallinfo2();
+  for (int i = 0; i < N; i++) blocks[i] = cu_escape(malloc(100));
+  struct mallinfo2 b = mallinfo2();
+  cr_assert_geq(b.uordblks - a.uordblks, N * 128, "in use: %zu -> %zu", a.uordblks, b.uordblks);
+  cr_assert_lt(b.uordblks - a.uordblks, N * 128 + SLACK);
+  /* Their pages (one of them may have been there already). */
+  cr_assert_geq(b.arena - a.arena, N * 128 - 65536, "the classes' pages are not in arena");
+  cr_assert_eq(b.uordblks + b.fordblks, b.arena, "in use %zu + free %zu != arena %zu", b.uordblks,
+               b.fordblks, b.arena);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  struct mallinfo old = mallinfo();
+#pragma GCC diagnostic pop
+  cr_assert_geq((size_t)old.uordblks, b.uordblks - SLACK, "mallinfo: %d", old.uordblks);
+  for (int i = 0; i < N; i++) free(blocks[i]);
+  struct mallinfo2 c = mallinfo2();
+  cr_assert_lt(c.uordblks, a.uordblks + SLACK, "frees not counted: %zu", c.uordblks);
+  void *g = cu_escape(malloc(100000));
+  struct mallinfo2 d = mallinfo2();
+  cr_assert_geq(d.uordblks + d.hblkhd - c.uordblks - c.hblkhd, 100000, "glibc's block not counted");
+  free(g);
+}
+
 Test(core_api, memalign_rounds_alignment_up) {
   size_t aligns[] = {0, 1, 3, 24, 48, 100, 1000};
   for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {

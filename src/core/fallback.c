@@ -32,6 +32,9 @@ extern void *__libc_calloc(size_t count, size_t size);
 extern void *__libc_realloc(void *p, size_t n);
 extern void *__libc_memalign(size_t align, size_t n);
 extern void __libc_free(void *p);
+/* glibc's mallinfo under a name the library does not define (it defines
+ * mallinfo and mallinfo2 for the whole heap: mallinfo.c). */
+extern struct mallinfo __libc_mallinfo(void);
 
 sc_fallback_shared_t sc__fallback_shared;
 
@@ -43,9 +46,11 @@ static uintptr_t heap_lo, heap_hi;
 sc_startup void sc__sys_start(void) {
   __libc_free(__libc_malloc(1));
   heap_hi = (uintptr_t)sbrk(0);
-  /* The main heap's bytes (other arenas' too, at worst: a lower bound). */
-  struct mallinfo2 mi = mallinfo2();
-  heap_lo = mi.arena < heap_hi ? heap_hi - mi.arena : 0;
+  /* The main heap's bytes (other arenas' too, at worst: a lower bound).
+   * glibc's own figures: mallinfo2 is the library's. An int's worth,
+   * which a heap at startup is. */
+  size_t arena = (size_t)(unsigned)__libc_mallinfo().arena;
+  heap_lo = arena < heap_hi ? heap_hi - arena : 0;
 }
 
 /* glibc's malloc_usable_size has no __libc_ alias; the constructor finds
@@ -155,11 +160,33 @@ sc_startup void sc__sys_bind(void) {
   /* Not found: the chunk header is read directly. */
   size_t (*fn)(void *) =
       (size_t(*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", SC_GLIBC_BASE_VERSION);
+  /* mallinfo2 came with glibc 2.33; before it, __libc_mallinfo answers. */
+  struct mallinfo2 (*info_fn)(void) =
+      (struct mallinfo2(*)(void))dlvsym(RTLD_NEXT, "mallinfo2", "GLIBC_2.33");
   sc__hooks_write_begin();
   sys_usable_size_fn = fn;
+  sc__hooks_page.sys_mallinfo2_fn = info_fn;
   sc__hooks_write_end();
 #endif
   sc__sys_refresh();
+}
+
+void sc__sys_mallinfo2(struct mallinfo2 *out) {
+  if (sc__hooks_page.sys_mallinfo2_fn != NULL) {
+    *out = sc__hooks_page.sys_mallinfo2_fn();
+    return;
+  }
+  struct mallinfo m = __libc_mallinfo(); /* its ints wrap at 2 GiB, as glibc's do */
+  *out = (struct mallinfo2){.arena = (unsigned)m.arena,
+                            .ordblks = (unsigned)m.ordblks,
+                            .smblks = (unsigned)m.smblks,
+                            .hblks = (unsigned)m.hblks,
+                            .hblkhd = (unsigned)m.hblkhd,
+                            .usmblks = (unsigned)m.usmblks,
+                            .fsmblks = (unsigned)m.fsmblks,
+                            .uordblks = (unsigned)m.uordblks,
+                            .fordblks = (unsigned)m.fordblks,
+                            .keepcost = (unsigned)m.keepcost};
 }
 
 size_t sc__sys_usable_size(const void *p) {

@@ -46,6 +46,7 @@
 #include "core/internal.h"
 
 struct sc_stats;
+struct mallinfo2;
 
 #pragma GCC visibility push(hidden)
 
@@ -210,11 +211,14 @@ typedef struct sc_hooks_page_s {
   /** Bound after the decision, each between sc__hooks_write_begin and
    * _end: glibc's malloc_usable_size and malloc_trim (fallback.c,
    * sys_trim.c; NULL: not found), reached from realloc, malloc_usable_size
-   * and free's paced trim, and libgcc's unwinder (features/unwinder.h
-   * keeps their types and casts them back; NULL until bound), reached
-   * from a sampled malloc. */
+   * and free's paced trim; glibc's mallinfo2 (below); and libgcc's
+   * unwinder (features/unwinder.h keeps their types and casts them back;
+   * NULL until bound), reached from a sampled malloc. */
   size_t (*sys_usable_size_fn)(void *);
   int (*sys_trim_fn)(size_t);
+  /** glibc's mallinfo2 (fallback.c; NULL: glibc before 2.33, or not
+   * bound yet), for the whole heap's figures (mallinfo.c). */
+  struct mallinfo2 (*sys_mallinfo2_fn)(void);
   /** The report's last words at the library's aborts and at exit
    * (snapshot.h: sc_last_words_fn; harden.c), registered at startup. */
   sc_any_fn_t last_words_fn;

@@ -77,6 +77,13 @@ void *sc__sys_realloc(void *p, size_t n);
 void *sc__sys_memalign(size_t align, size_t n);
 void sc__sys_free(void *p);
 size_t sc__sys_usable_size(const void *p);
+struct mallinfo2;
+/** glibc's mallinfo2: its figures for the blocks it holds (ours above
+ * 1 KiB, and what it made before the library loaded). */
+void sc__sys_mallinfo2(struct mallinfo2 *out);
+/** mallinfo2 for the whole heap: glibc's figures and the classes'
+ * (mallinfo.c). */
+void sc__mallinfo2(struct mallinfo2 *out);
 
 /* ---- sys_trim.c (when the system allocator gives memory back) ---------- */
 /** Set glibc's thresholds for the paced policy (or leave glibc's own, if
