@@ -110,16 +110,9 @@ SC_EXPORT struct mallinfo2 mallinfo2(void) {
 SC_EXPORT struct mallinfo mallinfo(void) {
   struct mallinfo2 mi;
   sc__mallinfo2(&mi);
-  return (struct mallinfo){.arena = (int)mi.arena,
-                           .ordblks = (int)mi.ordblks,
-                           .smblks = (int)mi.smblks,
-                           .hblks = (int)mi.hblks,
-                           .hblkhd = (int)mi.hblkhd,
-                           .usmblks = (int)mi.usmblks,
-                           .fsmblks = (int)mi.fsmblks,
-                           .uordblks = (int)mi.uordblks,
-                           .fordblks = (int)mi.fordblks,
-                           .keepcost = (int)mi.keepcost};
+  struct mallinfo old;
+  SC_MALLINFO_COPY(old, mi, int);
+  return old;
 }
 
 /* _exit and _Exit: the report a run asked for arrives when a program ends

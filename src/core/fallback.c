@@ -177,16 +177,7 @@ void sc__sys_mallinfo2(struct mallinfo2 *out) {
     return;
   }
   struct mallinfo m = __libc_mallinfo(); /* its ints wrap at 2 GiB, as glibc's do */
-  *out = (struct mallinfo2){.arena = (unsigned)m.arena,
-                            .ordblks = (unsigned)m.ordblks,
-                            .smblks = (unsigned)m.smblks,
-                            .hblks = (unsigned)m.hblks,
-                            .hblkhd = (unsigned)m.hblkhd,
-                            .usmblks = (unsigned)m.usmblks,
-                            .fsmblks = (unsigned)m.fsmblks,
-                            .uordblks = (unsigned)m.uordblks,
-                            .fordblks = (unsigned)m.fordblks,
-                            .keepcost = (unsigned)m.keepcost};
+  SC_MALLINFO_COPY(*out, m, unsigned);
 }
 
 size_t sc__sys_usable_size(const void *p) {

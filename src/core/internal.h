@@ -84,6 +84,22 @@ void sc__sys_mallinfo2(struct mallinfo2 *out);
 /** mallinfo2 for the whole heap: glibc's figures and the classes'
  * (mallinfo.c). */
 void sc__mallinfo2(struct mallinfo2 *out);
+/** Copy every field of a struct mallinfo or mallinfo2 into the other,
+ * each cast to `type` on the way (int for mallinfo, whose fields wrap
+ * past 2 GiB as glibc's own do; unsigned from it). */
+#define SC_MALLINFO_COPY(to, from, type)   \
+  do {                                     \
+    (to).arena = (type)(from).arena;       \
+    (to).ordblks = (type)(from).ordblks;   \
+    (to).smblks = (type)(from).smblks;     \
+    (to).hblks = (type)(from).hblks;       \
+    (to).hblkhd = (type)(from).hblkhd;     \
+    (to).usmblks = (type)(from).usmblks;   \
+    (to).fsmblks = (type)(from).fsmblks;   \
+    (to).uordblks = (type)(from).uordblks; \
+    (to).fordblks = (type)(from).fordblks; \
+    (to).keepcost = (type)(from).keepcost; \
+  } while (0)
 
 /* ---- sys_trim.c (when the system allocator gives memory back) ---------- */
 /** Set glibc's thresholds for the paced policy (or leave glibc's own, if
