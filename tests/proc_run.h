@@ -209,6 +209,15 @@ static inline bool pr_run(pr_result_t *r, char *const argv[], const pr_opts_t *o
     if (o->stderr_path != NULL ? !pr_redirect(o->stderr_path, 2, true) : dup2(errp[1], 2) != 2)
       _exit(126);
     if (o->cwd != NULL && chdir(o->cwd) != 0) _exit(126);
+    /* Every signal at its default and none blocked, however the suite was
+     * started (nohup ignores SIGHUP, and an ignored signal stays ignored
+     * across exec): the programs' signal tests expect the defaults. */
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    for (int sig = 1; sig < NSIG; sig++)
+      if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     if (o->rlimit_as != 0) {
       struct rlimit rl = {o->rlimit_as, o->rlimit_as};
       if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(125);
