@@ -121,6 +121,9 @@ $(BUILD)/tests/progs/%: tests/progs/%.c tests/*.h $(AR_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_TEST) -o $@ $< -lpthread $(PROG_LDFLAGS)
 
+# glibc's own allocator, around the preloaded library's __libc_* names.
+$(BUILD)/tests/progs/sys_before_takeover: PROG_LDFLAGS = $(OBJDIR)/src/core/libc_syms.o
+
 # Its sizeclass_options string must be visible to the preloaded library.
 $(BUILD)/tests/progs/stats_pattern: PROG_LDFLAGS = -rdynamic -ldl
 

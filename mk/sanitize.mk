@@ -73,9 +73,13 @@ SC_RENAME := -Dmalloc=sc_asan_malloc -Dfree=sc_asan_free -Dcalloc=sc_asan_calloc
   -Dposix_memalign=sc_asan_posix_memalign -Daligned_alloc=sc_asan_aligned_alloc \
   -Dmemalign=sc_asan_memalign -Dvalloc=sc_asan_valloc -Dpvalloc=sc_asan_pvalloc \
   -Dmalloc_usable_size=sc_asan_malloc_usable_size -Dfree_sized=sc_asan_free_sized \
-  -Dfree_aligned_sized=sc_asan_free_aligned_sized -Dcfree=sc_asan_cfree
-# The system route of fallback.c, pointed at ASan's allocator.
-SC_SYS_TO_ASAN := -D__libc_malloc=malloc -D__libc_calloc=calloc -D__libc_realloc=realloc \
+  -Dfree_aligned_sized=sc_asan_free_aligned_sized -Dcfree=sc_asan_cfree \
+  -D__libc_malloc=sc_asan___libc_malloc -D__libc_calloc=sc_asan___libc_calloc \
+  -D__libc_realloc=sc_asan___libc_realloc -D__libc_free=sc_asan___libc_free \
+  -D__libc_memalign=sc_asan___libc_memalign -D__libc_valloc=sc_asan___libc_valloc \
+  -D__libc_pvalloc=sc_asan___libc_pvalloc
+# The system route of fallback.c, pointed at ASan's allocator by name.
+SC_SYS_TO_ASAN := -DSC_SYS_DIRECT -D__libc_malloc=malloc -D__libc_calloc=calloc -D__libc_realloc=realloc \
   -D__libc_memalign=memalign -D__libc_free=free
 
 ASAN_LIB_OBJS := $(patsubst %.c,$(ASAN_DIR)/obj/%.o,$(LIB_SRCS))

@@ -90,6 +90,27 @@ SC_EXPORT void *pvalloc(size_t n) {
 
 SC_EXPORT size_t malloc_usable_size(void *p) { return sc__usable_size(p); }
 
+/* glibc's other names for its allocator. A program or library that calls
+ * them (a malloc wrapper of its own, code from the days of __malloc_hook)
+ * would otherwise hand a block of ours to glibc's free, or one of glibc's
+ * to ours: each is the function above of the same job. The library reaches
+ * glibc's own around these (core/libc_syms.c). */
+/* Aliases, no code of their own; the names spelled through the macros, so
+ * that mk/sanitize.mk's renaming reaches them too. */
+#define SC_STRING(x) #x
+#if defined(__clang__)
+#define SC_ALIAS_OF(f) __attribute__((alias(SC_STRING(f)), visibility("default")))
+#else /* GCC wants the target's attributes (malloc, alloc_size, …) said too */
+#define SC_ALIAS_OF(f) __attribute__((alias(SC_STRING(f)), copy(f), visibility("default")))
+#endif
+void *__libc_malloc(size_t n) SC_ALIAS_OF(malloc);
+void *__libc_calloc(size_t count, size_t size) SC_ALIAS_OF(calloc);
+void *__libc_realloc(void *p, size_t n) SC_ALIAS_OF(realloc);
+void __libc_free(void *p) SC_ALIAS_OF(free);
+void *__libc_memalign(size_t align, size_t n) SC_ALIAS_OF(memalign);
+void *__libc_valloc(size_t n) SC_ALIAS_OF(valloc);
+void *__libc_pvalloc(size_t n) SC_ALIAS_OF(pvalloc);
+
 /* glibc: 1 if memory was given back to the OS. Ours goes back at once (this
  * thread's and exited threads' arenas; see docs/footprint.md for other live
  * threads), then glibc trims its own heap, which serves requests > 1024 B. */

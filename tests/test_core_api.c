@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core_util.h"
 #include "core/internal.h"
@@ -23,9 +24,7 @@
  * program's first malloc) stand for "made before the library loaded": the
  * library must free and resize them. One made after the takeover is a
  * pointer the library never handed out, and is refused. */
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t count, size_t size);
-extern void *__libc_memalign(size_t align, size_t n);
+#include "core/libc_syms.h"
 
 enum {
   PRE_100,
@@ -46,9 +45,15 @@ static void *pre_blocks[PRE_COUNT];
 
 static void make_pre_blocks(void) {
   static const size_t sizes[PRE_COUNT] = {100, 1, 100, 1024, 5000, 200, 3000, 0, 0, 10, 10, 32};
-  for (int i = 0; i < PRE_COUNT; i++) pre_blocks[i] = __libc_malloc(sizes[i]);
-  pre_blocks[PRE_CALLOC_20] = __libc_calloc(1, 20);
-  pre_blocks[PRE_ALIGNED] = __libc_memalign(256, 100);
+  /* glibc's own, found in libc.so.6: the names are the library's. */
+  void *(*glibc_malloc)(size_t) = (void *(*)(size_t))sc__libc_sym("__libc_malloc");
+  void *(*glibc_calloc)(size_t, size_t) = (void *(*)(size_t, size_t))sc__libc_sym("__libc_calloc");
+  void *(*glibc_memalign)(size_t, size_t) =
+      (void *(*)(size_t, size_t))sc__libc_sym("__libc_memalign");
+  if (glibc_malloc == NULL || glibc_calloc == NULL || glibc_memalign == NULL) return;
+  for (int i = 0; i < PRE_COUNT; i++) pre_blocks[i] = glibc_malloc(sizes[i]);
+  pre_blocks[PRE_CALLOC_20] = glibc_calloc(1, 20);
+  pre_blocks[PRE_ALIGNED] = glibc_memalign(256, 100);
 }
 __attribute__((section(".preinit_array"),
                used)) static void (*const pre_init)(void) = make_pre_blocks;
@@ -574,6 +579,55 @@ Test(core_api, free_sized_twice_aborts_as_a_double_free, .signal = SIGABRT) {
   void *p = cu_escape(malloc(48));
   free_sized(p, 48);
   free_sized(p, 48);
+}
+
+void *__libc_malloc(size_t n);
+void *__libc_calloc(size_t count, size_t size);
+void *__libc_realloc(void *p, size_t n);
+void __libc_free(void *p);
+void *__libc_memalign(size_t align, size_t n);
+void *__libc_valloc(size_t n);
+void *__libc_pvalloc(size_t n);
+
+/* glibc's __libc_* names are the library's allocator: a block of one name
+ * is freed or resized by the other, class blocks and system blocks alike
+ * (glibc's __libc_free given a class block took it for a chunk of its own). */
+Test(core_api, libc_names_are_the_librarys_allocator) {
+  void *p = cu_escape(__libc_malloc(100));
+  cr_assert(sc_owns(p), "__libc_malloc(100) is not a class block");
+  __libc_free(p);
+  cr_assert_eq(cu_escape(malloc(128)), p, "__libc_free did not return the block to its class");
+  free(p);
+  char *c = cu_escape(__libc_calloc(10, 30));
+  cr_assert(sc_owns(c));
+  for (int i = 0; i < 300; i++) cr_assert_eq(c[i], 0);
+  c = cu_escape(__libc_realloc(c, 700));
+  cr_assert(sc_owns(c));
+  __libc_free(c);
+  void *a = cu_escape(__libc_memalign(256, 100));
+  cr_assert(sc_owns(a) && ((uintptr_t)a & 255) == 0);
+  free(a);
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  void *v = cu_escape(__libc_valloc(10));
+  cr_assert(v != NULL && ((uintptr_t)v & (page - 1)) == 0);
+  __libc_free(v);
+  void *pv = cu_escape(__libc_pvalloc(10));
+  cr_assert(pv != NULL && malloc_usable_size(pv) >= page);
+  __libc_free(pv);
+  /* System blocks: made by one name, freed by the other, through the route
+   * that counts them. */
+  uint64_t before = fallback_frees();
+  __libc_free(cu_escape(malloc(5000)));
+  free(cu_escape(__libc_malloc(6000)));
+  free(cu_escape(__libc_realloc(cu_escape(malloc(3000)), 9000)));
+  cr_assert_eq(fallback_frees(), before + 3, "a system block missed the system route");
+  __libc_free(NULL);
+}
+
+Test(core_api, libc_free_twice_aborts_as_a_double_free, .signal = SIGABRT) {
+  void *p = cu_escape(malloc(48));
+  __libc_free(p);
+  __libc_free(p);
 }
 
 /* mallinfo2 and mallinfo count the classes' blocks too: 1000 blocks of

@@ -76,6 +76,19 @@ Test(hooks_page, write_faults_after_startup) {
                "writing the malloc_usable_size pointer did not fault");
   cr_expect_eq(child_writes((void *volatile *)&sc__hooks_page.last_words_fn), 128 + SIGSEGV,
                "writing the report's last-words pointer did not fault");
+  /* glibc's allocator, the system route's (bound by the library's start):
+   * glibc's own functions, neither the first entries nor the library's
+   * __libc_* names. */
+  free(malloc(5000));
+  extern void __libc_free(void *p);
+  cr_expect_neq((void *)sc__hooks_page.libc.free_fn, (void *)sc__libc_first_free,
+                "glibc's allocator was not bound");
+  cr_expect_neq((void *)sc__hooks_page.libc.free_fn, (void *)__libc_free,
+                "the system route's free is the library's own");
+  cr_expect_neq((void *)sc__hooks_page.libc.malloc_fn, (void *)malloc,
+                "the system route's malloc is the library's own");
+  cr_expect_eq(child_writes((void *volatile *)&sc__hooks_page.libc.free_fn), 128 + SIGSEGV,
+               "writing glibc's free pointer did not fault");
 }
 
 /** Run tests/progs/hooks_page `mode` with env: it prints "ok" when the

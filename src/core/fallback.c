@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* fallback.c — the route to the system allocator (glibc) for requests the
- * classes do not serve and for pointers the classes did not make. glibc
- * exports its allocator as __libc_*, so no dlsym is needed on this path.
+ * classes do not serve and for pointers the classes did not make: glibc's
+ * __libc_malloc family, found in libc.so.6 itself (libc_syms.c: the
+ * library defines those names too, and no dlsym may run on this path).
  *
  * Whatever this file wraps around glibc must not make glibc slower than it
  * is alone, under contention too: the counters are the calling thread's own
@@ -27,16 +28,72 @@
 int __sanitizer_get_ownership(const volatile void *p);
 #endif
 
+#if defined(SC_SYS_DIRECT)
+/* mk/sanitize.mk's builds: the names are the sanitizer's allocator (its
+ * -D__libc_malloc=malloc & co.), which the library does not define there. */
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t count, size_t size);
 extern void *__libc_realloc(void *p, size_t n);
 extern void *__libc_memalign(size_t align, size_t n);
 extern void __libc_free(void *p);
+#else
+#include "core/libc_syms.h"
+#endif
 /* glibc's mallinfo under a name the library does not define (it defines
  * mallinfo and mallinfo2 for the whole heap: mallinfo.c). */
 extern struct mallinfo __libc_mallinfo(void);
 
 sc_fallback_shared_t sc__fallback_shared;
+
+/** Bind glibc's allocator (the hooks' page's `libc`), or abort: without it
+ * no block above 1 KiB can be made or freed. */
+static sc_noinline sc_cold void libc_bind(void) {
+  sc_libc_alloc_t t;
+#if defined(SC_SYS_DIRECT)
+  t = (sc_libc_alloc_t){__libc_malloc, __libc_calloc, __libc_realloc, __libc_memalign, __libc_free};
+#else
+  t.malloc_fn = (void *(*)(size_t))sc__libc_sym("__libc_malloc");
+  t.calloc_fn = (void *(*)(size_t, size_t))sc__libc_sym("__libc_calloc");
+  t.realloc_fn = (void *(*)(void *, size_t))sc__libc_sym("__libc_realloc");
+  t.memalign_fn = (void *(*)(size_t, size_t))sc__libc_sym("__libc_memalign");
+  t.free_fn = (void (*)(void *))sc__libc_sym("__libc_free");
+  if (t.malloc_fn == NULL || t.calloc_fn == NULL || t.realloc_fn == NULL || t.memalign_fn == NULL ||
+      t.free_fn == NULL)
+    sc__abort_with_report(
+        "glibc's allocator (__libc_malloc & co. in libc.so.6) was not found: blocks above 1024 B "
+        "come from it, so the program must be dynamically linked with glibc");
+#endif
+  sc__hooks_write_begin();
+  sc__hooks_page.libc = t;
+  sc__hooks_write_end();
+}
+
+/* The table's first entries (hooks.c): bind, then do what was asked. A
+ * system block may be the first thing a program asks for, before the
+ * library's start; after the first call the table holds glibc's own. */
+void *sc__libc_first_malloc(size_t n) {
+  libc_bind();
+  return sc__hooks_page.libc.malloc_fn(n);
+}
+void *sc__libc_first_calloc(size_t count, size_t size) {
+  libc_bind();
+  return sc__hooks_page.libc.calloc_fn(count, size);
+}
+void *sc__libc_first_realloc(void *p, size_t n) {
+  libc_bind();
+  return sc__hooks_page.libc.realloc_fn(p, n);
+}
+void *sc__libc_first_memalign(size_t align, size_t n) {
+  libc_bind();
+  return sc__hooks_page.libc.memalign_fn(align, n);
+}
+void sc__libc_first_free(void *p) {
+  libc_bind();
+  sc__hooks_page.libc.free_fn(p);
+}
+
+/** glibc's allocator (its first entries bind it). */
+static inline const sc_libc_alloc_t *libc(void) { return &sc__hooks_page.libc; }
 
 /* glibc's main heap when the library took over (sc__sys_start): blocks the
  * program got from glibc before then may lie in [heap_lo, heap_hi) and are
@@ -44,7 +101,7 @@ sc_fallback_shared_t sc__fallback_shared;
 static uintptr_t heap_lo, heap_hi;
 
 sc_startup void sc__sys_start(void) {
-  __libc_free(__libc_malloc(1));
+  libc()->free_fn(libc()->malloc_fn(1));
   heap_hi = (uintptr_t)sbrk(0);
   /* The main heap's bytes (other arenas' too, at worst: a lower bound).
    * glibc's own figures: mallinfo2 is the library's. An int's worth,
@@ -128,7 +185,7 @@ static bool glibc_block_before_takeover(const void *p) {
  * went around us, with __libc_free) is replaced. */
 static sc_noinline void *record_slow(void *p) {
   if (sc__sysrec_remove(p, NULL) && sc__sysrec_insert(p, 0)) return p;
-  __libc_free(p);
+  libc()->free_fn(p);
   errno = ENOMEM;
   return NULL;
 }
@@ -239,7 +296,7 @@ static void count_made(void *p, int call) {
  * (a thread with an arena, no feature on, glibc's headers): the counts on
  * the thread's own line, and nothing else around glibc's call. */
 void *sc__sys_malloc(size_t n) {
-  void *p = record(__libc_malloc(n));
+  void *p = record(libc()->malloc_fn(n));
   sc_arena_t *a = sc__thread.arena;
   if (sc_likely(p != NULL && a != NULL && sys_plain)) {
     sc_fallback_counts_t *k = &a->fallback;
@@ -254,14 +311,14 @@ void *sc__sys_malloc(size_t n) {
 }
 
 void *sc__sys_calloc(size_t count, size_t size) {
-  void *p = record(__libc_calloc(count, size));
+  void *p = record(libc()->calloc_fn(count, size));
   count_made(p, CALL_MALLOC);
   if (sc__features != 0) sc__ops.sys.on_alloc(p, count * size); /* checked by the caller */
   return p;
 }
 
 void *sc__sys_memalign(size_t align, size_t n) {
-  void *p = record(__libc_memalign(align, n));
+  void *p = record(libc()->memalign_fn(align, n));
   count_made(p, CALL_ALIGNED);
   if (sc__features != 0) sc__ops.sys.on_alloc(p, n);
   return p;
@@ -298,7 +355,7 @@ static sc_noinline void *sys_realloc_call(void *p, size_t n) {
   bool was = forget(p, &info, "realloc of invalid pointer");
   size_t old = block_size(p);
   if (sc__features != 0) sc__ops.sys.on_free(p, info, old);
-  void *q = __libc_realloc(p, n);
+  void *q = libc()->realloc_fn(p, n);
   if (q != NULL && sc_unlikely(!sc__sysrec_insert(q, 0))) {
     /* The record cannot grow: glibc's realloc moved or resized the block,
      * which the program then cannot keep. Give it back, as a failed
@@ -353,14 +410,14 @@ static sc_noinline void sys_free_any(void *p, uint32_t info) {
     sc__sys_trim_freed_shared(bytes);
   }
   if (sc__features & SC_FEATURE_EXACT) sc__ops.sys.on_live(a, -(int64_t)bytes);
-  __libc_free(p);
+  libc()->free_fn(p);
 }
 
 /** The paced trim's look (sc__sys_trim_poll) once a thread has freed
  * SC_SYS_TRIM_DEBT bytes of system blocks since the last one. */
 static sc_noinline void sys_free_trim(sc_arena_t *a, uint64_t freed, void *p) {
   a->sys_trim_mark = freed;
-  __libc_free(p);
+  libc()->free_fn(p);
   sc__sys_trim_poll();
 }
 
@@ -390,7 +447,7 @@ void sc__sys_free(void *p) {
       sys_free_trim(a, freed, p);
       return;
     }
-    __libc_free(p);
+    libc()->free_fn(p);
     return;
   }
   sys_free_featured(p);

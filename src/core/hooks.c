@@ -73,6 +73,8 @@ static void none_stats(struct sc_stats *out) { (void)out; }
 sc_hooks_page_t sc__hooks_page = {
     .alloc_noted_fn = sc__alloc_plain,
     .free_other_fn = sc__free_other_any,
+    .libc = {sc__libc_first_malloc, sc__libc_first_calloc, sc__libc_first_realloc,
+             sc__libc_first_memalign, sc__libc_first_free},
 #if defined(__SANITIZE_ADDRESS__)
     /* mk/sanitize.mk's ASan build: the system route is ASan's malloc, whose
      * blocks only its malloc_usable_size measures, from the start

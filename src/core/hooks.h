@@ -192,6 +192,21 @@ typedef void (*sc_any_fn_t)(void);
  * their page(s): nothing else shares them, so that they can be read-only
  * for the life of the process but for the instants the library writes
  * them. The alignment makes sizeof a multiple of SC_HOOKS_PAGE_SIZE. */
+/** glibc's allocator functions, the system route's (fallback.c). */
+typedef struct sc_libc_alloc_s {
+  void *(*malloc_fn)(size_t n);
+  void *(*calloc_fn)(size_t count, size_t size);
+  void *(*realloc_fn)(void *p, size_t n);
+  void *(*memalign_fn)(size_t align, size_t n);
+  void (*free_fn)(void *p);
+} sc_libc_alloc_t;
+/* Its first entries (fallback.c): each binds the table, then calls glibc's. */
+void *sc__libc_first_malloc(size_t n);
+void *sc__libc_first_calloc(size_t count, size_t size);
+void *sc__libc_first_realloc(void *p, size_t n);
+void *sc__libc_first_memalign(size_t align, size_t n);
+void sc__libc_first_free(void *p);
+
 typedef struct sc_hooks_page_s {
   /** Where a malloc goes when the thread's countdown runs out: the
    * features' allocation path for the features on (page is the thread's
@@ -219,6 +234,10 @@ typedef struct sc_hooks_page_s {
   /** glibc's mallinfo2 (fallback.c; NULL: glibc before 2.33, or not
    * bound yet), for the whole heap's figures (mallinfo.c). */
   struct mallinfo2 (*sys_mallinfo2_fn)(void);
+  /** glibc's own allocator (fallback.c: its system route), found in
+   * libc.so.6 by libc_syms.c since the library defines the __libc_* names
+   * too; bound at the route's first call (its first entries do it). */
+  sc_libc_alloc_t libc;
   /** The report's last words at the library's aborts and at exit
    * (snapshot.h: sc_last_words_fn; harden.c), registered at startup. */
   sc_any_fn_t last_words_fn;

@@ -7,23 +7,28 @@
  * whose constructor ran before ours. Exit 0 when all is well; 1 after a
  * line on stderr otherwise; 2 when not preloaded. */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t count, size_t size);
-extern void *__libc_memalign(size_t align, size_t n);
+#include "core/libc_syms.h" /* linked alone (Makefile): glibc's own allocator */
+
+void *__libc_malloc(size_t n);
+void __libc_free(void *p);
 
 static const size_t sizes[] = {8, 100, 1000, 1500, 5000, 20000};
 #define N (sizeof(sizes) / sizeof(sizes[0]))
 static unsigned char *blocks[3][N];
 
 static void make_blocks(void) {
+  /* glibc's __libc_malloc: the name itself is the preloaded library's. */
+  void *(*glibc_malloc)(size_t) = (void *(*)(size_t))sc__libc_sym("__libc_malloc");
+  if (glibc_malloc == NULL) return;
   for (size_t i = 0; i < N; i++)
     for (int k = 0; k < 3; k++) {
-      blocks[k][i] = __libc_malloc(sizes[i]);
+      blocks[k][i] = glibc_malloc(sizes[i]);
       if (blocks[k][i] != NULL) memset(blocks[k][i], (int)(i * 3 + (size_t)k + 1), sizes[i]);
     }
 }
@@ -59,6 +64,13 @@ int main(void) {
       return fail("shrunk contents", n);
     free(q);
   }
+  /* After the takeover, the __libc_* names are the library's: a block of
+   * __libc_malloc is one of its classes, __libc_free takes a malloc'd one. */
+  bool (*owns)(const void *) = (bool (*)(const void *))dlsym(RTLD_DEFAULT, "sc_owns");
+  void *p = __libc_malloc(100);
+  if (p == NULL || !owns(p)) return fail("__libc_malloc is not the library's", 100);
+  __libc_free(p);
+  __libc_free(malloc(5000));
   printf("ok\n");
   return 0;
 }
