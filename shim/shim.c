@@ -93,10 +93,10 @@ SC_EXPORT size_t malloc_usable_size(void *p) { return sc__usable_size(p); }
 /* glibc's other names for its allocator. A program or library that calls
  * them (a malloc wrapper of its own, code from the days of __malloc_hook)
  * would otherwise hand a block of ours to glibc's free, or one of glibc's
- * to ours: each is the function above of the same job. The library reaches
- * glibc's own around these (core/libc_syms.c). */
-/* Aliases, no code of their own; the names spelled through the macros, so
- * that mk/sanitize.mk's renaming reaches them too. */
+ * to ours: each is an alias of the function above of the same job, no code
+ * of its own (names spelled through the macros, so that mk/sanitize.mk's
+ * renaming reaches them too). The library reaches glibc's own around these
+ * (core/libc_syms.c). */
 #define SC_STRING(x) #x
 #if defined(__clang__)
 #define SC_ALIAS_OF(f) __attribute__((alias(SC_STRING(f)), visibility("default")))

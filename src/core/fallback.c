@@ -92,8 +92,8 @@ void sc__libc_first_free(void *p) {
   sc__hooks_page.libc.free_fn(p);
 }
 
-/** glibc's allocator (its first entries bind it). */
-static inline const sc_libc_alloc_t *libc(void) { return &sc__hooks_page.libc; }
+/* glibc's allocator (its first entries bind it), in the hooks' page. */
+#define glibc (sc__hooks_page.libc)
 
 /* glibc's main heap when the library took over (sc__sys_start): blocks the
  * program got from glibc before then may lie in [heap_lo, heap_hi) and are
@@ -101,7 +101,7 @@ static inline const sc_libc_alloc_t *libc(void) { return &sc__hooks_page.libc; }
 static uintptr_t heap_lo, heap_hi;
 
 sc_startup void sc__sys_start(void) {
-  libc()->free_fn(libc()->malloc_fn(1));
+  glibc.free_fn(glibc.malloc_fn(1));
   heap_hi = (uintptr_t)sbrk(0);
   /* The main heap's bytes (other arenas' too, at worst: a lower bound).
    * glibc's own figures: mallinfo2 is the library's. An int's worth,
@@ -185,7 +185,7 @@ static bool glibc_block_before_takeover(const void *p) {
  * went around us, with __libc_free) is replaced. */
 static sc_noinline void *record_slow(void *p) {
   if (sc__sysrec_remove(p, NULL) && sc__sysrec_insert(p, 0)) return p;
-  libc()->free_fn(p);
+  glibc.free_fn(p);
   errno = ENOMEM;
   return NULL;
 }
@@ -296,7 +296,7 @@ static void count_made(void *p, int call) {
  * (a thread with an arena, no feature on, glibc's headers): the counts on
  * the thread's own line, and nothing else around glibc's call. */
 void *sc__sys_malloc(size_t n) {
-  void *p = record(libc()->malloc_fn(n));
+  void *p = record(glibc.malloc_fn(n));
   sc_arena_t *a = sc__thread.arena;
   if (sc_likely(p != NULL && a != NULL && sys_plain)) {
     sc_fallback_counts_t *k = &a->fallback;
@@ -311,14 +311,14 @@ void *sc__sys_malloc(size_t n) {
 }
 
 void *sc__sys_calloc(size_t count, size_t size) {
-  void *p = record(libc()->calloc_fn(count, size));
+  void *p = record(glibc.calloc_fn(count, size));
   count_made(p, CALL_MALLOC);
   if (sc__features != 0) sc__ops.sys.on_alloc(p, count * size); /* checked by the caller */
   return p;
 }
 
 void *sc__sys_memalign(size_t align, size_t n) {
-  void *p = record(libc()->memalign_fn(align, n));
+  void *p = record(glibc.memalign_fn(align, n));
   count_made(p, CALL_ALIGNED);
   if (sc__features != 0) sc__ops.sys.on_alloc(p, n);
   return p;
@@ -355,7 +355,7 @@ static sc_noinline void *sys_realloc_call(void *p, size_t n) {
   bool was = forget(p, &info, "realloc of invalid pointer");
   size_t old = block_size(p);
   if (sc__features != 0) sc__ops.sys.on_free(p, info, old);
-  void *q = libc()->realloc_fn(p, n);
+  void *q = glibc.realloc_fn(p, n);
   if (q != NULL && sc_unlikely(!sc__sysrec_insert(q, 0))) {
     /* The record cannot grow: glibc's realloc moved or resized the block,
      * which the program then cannot keep. Give it back, as a failed
@@ -410,14 +410,14 @@ static sc_noinline void sys_free_any(void *p, uint32_t info) {
     sc__sys_trim_freed_shared(bytes);
   }
   if (sc__features & SC_FEATURE_EXACT) sc__ops.sys.on_live(a, -(int64_t)bytes);
-  libc()->free_fn(p);
+  glibc.free_fn(p);
 }
 
 /** The paced trim's look (sc__sys_trim_poll) once a thread has freed
  * SC_SYS_TRIM_DEBT bytes of system blocks since the last one. */
 static sc_noinline void sys_free_trim(sc_arena_t *a, uint64_t freed, void *p) {
   a->sys_trim_mark = freed;
-  libc()->free_fn(p);
+  glibc.free_fn(p);
   sc__sys_trim_poll();
 }
 
@@ -447,7 +447,7 @@ void sc__sys_free(void *p) {
       sys_free_trim(a, freed, p);
       return;
     }
-    libc()->free_fn(p);
+    glibc.free_fn(p);
     return;
   }
   sys_free_featured(p);

@@ -188,10 +188,6 @@ typedef void (*sc_any_fn_t)(void);
  * read-only (hooks.c: a larger protection would take its neighbours). */
 #define SC_HOOKS_PAGE_SIZE 4096
 
-/** Every function pointer the allocator's paths call through, alone in
- * their page(s): nothing else shares them, so that they can be read-only
- * for the life of the process but for the instants the library writes
- * them. The alignment makes sizeof a multiple of SC_HOOKS_PAGE_SIZE. */
 /** glibc's allocator functions, the system route's (fallback.c). */
 typedef struct sc_libc_alloc_s {
   void *(*malloc_fn)(size_t n);
@@ -207,6 +203,10 @@ void *sc__libc_first_realloc(void *p, size_t n);
 void *sc__libc_first_memalign(size_t align, size_t n);
 void sc__libc_first_free(void *p);
 
+/** Every function pointer the allocator's paths call through, alone in
+ * their page(s): nothing else shares them, so that they can be read-only
+ * for the life of the process but for the instants the library writes
+ * them. The alignment makes sizeof a multiple of SC_HOOKS_PAGE_SIZE. */
 typedef struct sc_hooks_page_s {
   /** Where a malloc goes when the thread's countdown runs out: the
    * features' allocation path for the features on (page is the thread's
