@@ -562,6 +562,37 @@ Test(purge, system_burst_returns_after_the_delay) {
   cr_assert_lt(after, peak / 2, "peak %zu, held %zu, after %zu", peak, held, after);
 }
 
+/* A loop whose live system bytes stay level but for swings that come back
+ * within the delay is never trimmed: a trim would give back the gaps
+ * between its blocks and the swings' memory, which it faults in again.
+ * (The policy before this one trimmed it once per delay: 3 or 4 times.)
+ * The delay is long against the swings (a few ms apart), so that a busy
+ * machine's scheduling does not make a drop look held. */
+Test(purge, steady_system_churn_is_not_trimmed) {
+  const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=300", NULL};
+  char *out = run_churn(env, "steady", "1200");
+  long trims = -2;
+  cr_assert_eq(sscanf(out, "trims %ld", &trims), 1, "%s", out);
+  free(out);
+  cr_assert_eq(trims, 0, "%ld paced trims in a steady loop", trims);
+}
+
+/* The same loop after it freed 64 MiB for good: the drop holds through its
+ * swings, and is given back a delay later. */
+Test(purge, a_drop_that_holds_under_churn_is_trimmed) {
+  const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=100", NULL};
+  char *out = run_churn(env, "drop", "1200");
+  long trims = -2;
+  size_t before = 0, after = 0;
+  cr_assert_eq(sscanf(out, "trims %ld\nbefore %zu\nafter %zu", &trims, &before, &after), 3, "%s",
+               out);
+  free(out);
+  cr_assert_geq(trims, 1, "no paced trim after the drop (RSS %zu before, %zu after)", before,
+                after);
+  cr_assert_lt(after + 32 * MIB, before, "RSS %zu before the drop, %zu after (%ld trims)", before,
+               after, trims);
+}
+
 /* SIZECLASS_SYSTEM_TRIM takes paced or glibc; anything else warns once. */
 Test(purge, system_trim_bad_setting_warns) {
   char prog[4096];

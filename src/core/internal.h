@@ -109,8 +109,8 @@ void sc__sys_trim_init(void);
  * is due. */
 #define SC_SYS_TRIM_DEBT ((uint64_t)16 << 20)
 /** A thread has freed SC_SYS_TRIM_DEBT bytes of system blocks since it
- * last looked: trim glibc's heaps if the paced policy is in force and the
- * purge delay has passed since the last trim. */
+ * last looked: trim glibc's heaps if the paced policy is in force and that
+ * much of them has stayed free for the purge delay (sys_trim.c). */
 void sc__sys_trim_poll(void);
 /** A thread without an arena freed `bytes` of system blocks (one shared,
  * atomic count of them). */

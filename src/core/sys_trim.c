@@ -16,16 +16,24 @@
  *    threshold rises to: blocks below it come from the heaps and are reused
  *    there, as glibc does for a program once it has freed one such block;
  *  - switches glibc's automatic trim off, and returns the heaps' free memory
- *    itself with malloc_trim, paced like its own pages: only once the
- *    threads have freed SC_SYS_TRIM_DEBT bytes of system blocks since the
- *    last trim, and not within the purge delay (SIZECLASS_PURGE_DELAY_MS) of
- *    it. A burst is returned a delay after it ends instead of page by page
- *    while it ends, and a steady loop stops faulting. */
+ *    itself with malloc_trim, paced like its own pages: memory goes back
+ *    once it has stayed free for the purge delay (SIZECLASS_PURGE_DELAY_MS).
+ *    A thread looks each time it has freed SC_SYS_TRIM_DEBT bytes of system
+ *    blocks; a look compares the system blocks' live bytes with their
+ *    level (the most a look saw since the last trim). A drop of
+ *    SC_SYS_TRIM_DEBT or more that every look finds still there a delay
+ *    later is trimmed; one that a look finds gone (the live bytes back near
+ *    their level) was a swing, and nothing is trimmed. A burst is returned
+ *    a delay after it is freed, not page by page while it is, and a steady
+ *    loop is never trimmed: a trim would only hand back the gaps between
+ *    its blocks and the tails of its swings, which its next steps fault in
+ *    again. */
 #include <dlfcn.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arena.h"
 #include "core/hooks.h"
 #include "util/settings.h"
 #include "core/purge.h"
@@ -40,8 +48,11 @@
 static bool paced; /* the policy above is in force */
 /* glibc's malloc_trim; NULL: not found (in the hooks' page, core/hooks.h) */
 #define trim_fn (sc__hooks_page.sys_trim_fn)
-static _Atomic uint64_t last_trim_ns; /* when the last paced trim ran */
-static _Atomic uint64_t trims;        /* paced trims so far */
+static _Atomic uint64_t trims; /* paced trims so far */
+/* The system blocks' live bytes: the most a look saw since the last trim
+ * (after a trim, what was live then). */
+static _Atomic int64_t level;
+static _Atomic uint64_t drop_since_ns; /* the first look that saw the drop; 0: none */
 
 /** True when GLIBC_TUNABLES sets one of glibc's malloc thresholds. */
 static bool tunables_set(void) {
@@ -70,16 +81,56 @@ bool sc__sys_trim_paced(void) { return paced; }
 
 uint64_t sc__sys_trim_count(void) { return atomic_load_explicit(&trims, memory_order_relaxed); }
 
-/** Trim glibc's heaps if the purge delay has passed since the last trim. */
+/** Add arena a's live system bytes to ctx (an int64_t). */
+static void add_live(sc_arena_t *a, void *ctx) {
+  const sc_fallback_counts_t *k = &a->fallback;
+  *(int64_t *)ctx += (int64_t)(__atomic_load_n(&k->bytes_total, __ATOMIC_RELAXED) -
+                               __atomic_load_n(&k->bytes_freed, __ATOMIC_RELAXED));
+}
+
+/** The system blocks' live bytes, every thread's counters summed without a
+ * lock (arenas are never unmapped; a count read mid-update is off by one
+ * block). Blocks glibc made before the library loaded can be freed through
+ * it, so the sum can be below zero. */
+static int64_t live_bytes(void) {
+  const sc_fallback_shared_t *f = &sc__fallback_shared;
+  int64_t live = (int64_t)(atomic_load_explicit(&f->bytes_total, memory_order_relaxed) -
+                           atomic_load_explicit(&f->bytes_freed, memory_order_relaxed));
+  sc__arenas_foreach_unlocked(add_live, &live);
+  return live;
+}
+
+/** Trim glibc's heaps if the system blocks' live bytes have stayed
+ * SC_SYS_TRIM_DEBT or more below their level for the purge delay. */
 static void trim_if_due(void) {
-  uint64_t now = sc__os_now_ns();
-  uint64_t last = atomic_load_explicit(&last_trim_ns, memory_order_relaxed);
-  if (last != 0 && now - last < sc__purge_delay_ns()) return;
+  int64_t live = live_bytes();
+  int64_t was = atomic_load_explicit(&level, memory_order_relaxed);
+  if (live > was - (int64_t)SC_SYS_TRIM_DEBT) {
+    /* At or near the level: no drop, or a swing that came back. */
+    while (live > was && !atomic_compare_exchange_weak_explicit(
+                             &level, &was, live, memory_order_relaxed, memory_order_relaxed)) {
+    }
+    atomic_store_explicit(&drop_since_ns, 0, memory_order_relaxed);
+    return;
+  }
+  uint64_t now = sc__os_now_ns(), delay = sc__purge_delay_ns();
+  uint64_t since = atomic_load_explicit(&drop_since_ns, memory_order_relaxed);
+  if (since == 0) {
+    /* The first look to see the drop starts its clock (a delay of 0: the
+     * trim is due now). */
+    if (!atomic_compare_exchange_strong_explicit(&drop_since_ns, &since, now, memory_order_relaxed,
+                                                 memory_order_relaxed) ||
+        delay != 0)
+      return;
+    since = now;
+  }
+  if (now - since < delay) return;
   /* One thread trims; the others go on. */
-  if (!atomic_compare_exchange_strong_explicit(&last_trim_ns, &last, now, memory_order_relaxed,
+  if (!atomic_compare_exchange_strong_explicit(&drop_since_ns, &since, 0, memory_order_relaxed,
                                                memory_order_relaxed))
     return;
   sc__sys_trim(0);
+  atomic_store_explicit(&level, live_bytes(), memory_order_relaxed);
   atomic_fetch_add_explicit(&trims, 1, memory_order_relaxed);
 }
 

@@ -8,7 +8,19 @@
  *   sys_churn burst MS   64 MiB in 64 KiB blocks, freed; then waits MS ms and
  *                        makes and frees 16 MiB more. Prints "peak P",
  *                        "held H" (RSS after the burst was freed) and
- *                        "after A" (RSS at the end), in bytes. */
+ *                        "after A" (RSS at the end), in bytes.
+ *   sys_churn steady MS  for MS ms, 512 blocks of 16..48 KiB (16 MiB live)
+ *                        replaced at random, and every 256 steps a swing:
+ *                        20 MiB of blocks of 128 KiB made and freed. Prints
+ *                        "trims T" (the library's paced trims in that
+ *                        time; -1: not preloaded).
+ *   sys_churn drop MS    the same with 64 MiB more in blocks of 64 KiB,
+ *                        freed halfway. Prints "trims T", then "before B"
+ *                        and "after A": RSS just before the 64 MiB were
+ *                        freed and at the end, in bytes. */
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +28,7 @@
 #include <time.h>
 
 #include "rss.h"
+#include "sizeclass.h"
 
 static long minflt(void) {
   struct rusage ru;
@@ -37,6 +50,57 @@ static void churn(int count, size_t size) {
     memset(p[i], i, size);
   }
   for (int i = 0; i < count; i++) free(p[i]);
+}
+
+/** The library's paced trims so far; -1 when it is not there. */
+static long system_trims(void) {
+  void (*get)(struct sc_stats *) = (void (*)(struct sc_stats *))dlsym(RTLD_DEFAULT, "sc_stats_get");
+  if (get == NULL) return -1;
+  static struct sc_stats st;
+  get(&st);
+  return (long)st.purge.system_trims;
+}
+
+static uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/** A steady loop of system blocks whose live bytes swing up and back, for
+ * `ms` ms; with `drop`, 64 MiB more held for the first half. */
+static void steady(long ms, bool drop) {
+  enum { SLOTS = 512, SWING = 160, EXTRA = 1024 };
+  static void *slot[SLOTS], *swing[SWING], *extra[EXTRA];
+  size_t before_rss = 0;
+  for (int i = 0; drop && i < EXTRA; i++) {
+    if ((extra[i] = malloc(64 << 10)) == NULL) exit(3);
+    memset(extra[i], i, 64 << 10);
+  }
+  uint64_t x = 88172645463325252ull; /* xorshift */
+  for (int i = 0; i < SLOTS; i++)
+    if ((slot[i] = malloc(32 << 10)) == NULL) exit(3);
+  long before = system_trims();
+  uint64_t half = now_ms() + (uint64_t)ms / 2, end = half + (uint64_t)ms / 2;
+  for (uint64_t step = 1; now_ms() < end; step++) {
+    if (drop && before_rss == 0 && now_ms() >= half) {
+      before_rss = rss_resident_bytes();
+      for (int i = 0; i < EXTRA; i++) free(extra[i]);
+    }
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    size_t n = (16 << 10) + (size_t)(x % (32 << 10));
+    free(slot[x % SLOTS]);
+    if ((slot[x % SLOTS] = malloc(n)) == NULL) exit(3);
+    memset(slot[x % SLOTS], (int)step, n);
+    if (step % 256 != 0) continue;
+    for (int i = 0; i < SWING; i++)
+      if ((swing[i] = malloc(128 << 10)) == NULL) exit(3);
+    for (int i = 0; i < SWING; i++) free(swing[i]);
+  }
+  long after = system_trims();
+  printf("trims %ld\n", before < 0 ? -1 : after - before);
+  if (drop) printf("before %zu\nafter %zu\n", before_rss, rss_resident_bytes());
+  for (int i = 0; i < SLOTS; i++) free(slot[i]);
 }
 
 int main(int argc, char **argv) {
@@ -64,6 +128,10 @@ int main(int argc, char **argv) {
     nap_ms(n);
     churn(256, 64 << 10);
     printf("after %zu\n", rss_resident_bytes());
+    return 0;
+  }
+  if (strcmp(argv[1], "steady") == 0 || strcmp(argv[1], "drop") == 0) {
+    steady(n, strcmp(argv[1], "drop") == 0);
     return 0;
   }
   return 2;
