@@ -593,6 +593,19 @@ Test(purge, a_drop_that_holds_under_churn_is_trimmed) {
                after, trims);
 }
 
+/* A freed burst of system blocks followed only by small blocks (a level's
+ * load buffers, then frames): no large free comes to look, and the purge
+ * steps of the small blocks' arena return it once the delay has passed. */
+Test(purge, system_burst_returns_under_small_blocks_only) {
+  const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=50", NULL};
+  char *out = run_churn(env, "quiet", "600");
+  size_t peak = 0, held = 0, after = 0;
+  cr_assert_eq(sscanf(out, "peak %zu\nheld %zu\nafter %zu", &peak, &held, &after), 3, "%s", out);
+  free(out);
+  cr_assert_geq(peak, 64 * MIB);
+  cr_assert_lt(after, peak / 2, "peak %zu, held %zu, after %zu", peak, held, after);
+}
+
 /* SIZECLASS_SYSTEM_TRIM takes paced or glibc; anything else warns once. */
 Test(purge, system_trim_bad_setting_warns) {
   char prog[4096];

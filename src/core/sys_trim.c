@@ -23,8 +23,11 @@
  *    level (the most a look saw since the last trim). A drop of
  *    SC_SYS_TRIM_DEBT or more that every look finds still there a delay
  *    later is trimmed; one that a look finds gone (the live bytes back near
- *    their level) was a swing, and nothing is trimmed. A burst is returned
- *    a delay after it is freed, not page by page while it is, and a steady
+ *    their level) was a swing, and nothing is trimmed. The arenas' purge
+ *    steps look too once a drop is a delay old, so a burst is returned a
+ *    delay after it is freed even when no large block is freed after it
+ *    (a level's load buffers, then frames of small blocks); not page by
+ *    page while it is freed, either. A steady
  *    loop is never trimmed: a trim would only hand back the gaps between
  *    its blocks and the tails of its swings, which its next steps fault in
  *    again. */
@@ -124,7 +127,7 @@ static void trim_if_due(void) {
       return;
     since = now;
   }
-  if (now - since < delay) return;
+  if (now < since || now - since < delay) return; /* since: another thread's newer clock */
   /* One thread trims; the others go on. */
   if (!atomic_compare_exchange_strong_explicit(&drop_since_ns, &since, 0, memory_order_relaxed,
                                                memory_order_relaxed))
@@ -136,6 +139,12 @@ static void trim_if_due(void) {
 
 void sc__sys_trim_poll(void) {
   if (paced) trim_if_due();
+}
+
+void sc__sys_trim_tick(uint64_t now) {
+  /* Set only under the paced policy. */
+  uint64_t since = atomic_load_explicit(&drop_since_ns, memory_order_relaxed);
+  if (sc_unlikely(since != 0) && now >= since && now - since >= sc__purge_delay_ns()) trim_if_due();
 }
 
 /* Threads without an arena (they never made a small block) share one. */

@@ -17,7 +17,11 @@
  *   sys_churn drop MS    the same with 64 MiB more in blocks of 64 KiB,
  *                        freed halfway. Prints "trims T", then "before B"
  *                        and "after A": RSS just before the 64 MiB were
- *                        freed and at the end, in bytes. */
+ *                        freed and at the end, in bytes.
+ *   sys_churn quiet MS   64 MiB in 64 KiB blocks, freed; then for MS ms
+ *                        only small blocks (4096 of 64 B made and freed,
+ *                        over and over). Prints "peak P", "held H" and
+ *                        "after A" as burst does. */
 #include <dlfcn.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -103,6 +107,26 @@ static void steady(long ms, bool drop) {
   for (int i = 0; i < SLOTS; i++) free(slot[i]);
 }
 
+/** 64 MiB of system blocks freed, then `ms` ms of small blocks only. */
+static void quiet(long ms) {
+  static void *p[1024];
+  for (int i = 0; i < 1024; i++) {
+    if ((p[i] = malloc(64 << 10)) == NULL) exit(3);
+    memset(p[i], i, 64 << 10);
+  }
+  printf("peak %zu\n", rss_resident_bytes());
+  for (int i = 0; i < 1024; i++) free(p[i]);
+  printf("held %zu\n", rss_resident_bytes());
+  static void *small[4096];
+  uint64_t end = now_ms() + (uint64_t)ms;
+  while (now_ms() < end) {
+    for (int i = 0; i < 4096; i++)
+      if ((small[i] = malloc(64)) == NULL) exit(3);
+    for (int i = 0; i < 4096; i++) free(small[i]);
+  }
+  printf("after %zu\n", rss_resident_bytes());
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) return 2;
   long n = atol(argv[2]);
@@ -128,6 +152,10 @@ int main(int argc, char **argv) {
     nap_ms(n);
     churn(256, 64 << 10);
     printf("after %zu\n", rss_resident_bytes());
+    return 0;
+  }
+  if (strcmp(argv[1], "quiet") == 0) {
+    quiet(n);
     return 0;
   }
   if (strcmp(argv[1], "steady") == 0 || strcmp(argv[1], "drop") == 0) {
