@@ -597,6 +597,22 @@ Test(purge, a_drop_that_holds_under_churn_is_trimmed) {
                after, trims);
 }
 
+/* SIZECLASS_PURGE_STEP=0 means nothing goes back on its own: the same drop
+ * stays until the program calls malloc_trim, which returns it. */
+Test(purge, no_paced_system_trim_with_purge_step_0) {
+  const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=100", "SIZECLASS_PURGE_STEP=0", NULL};
+  char *out = run_churn(env, "drop", "1200");
+  long trims = -2;
+  size_t before = 0, after = 0, trimmed = 0;
+  cr_assert_eq(sscanf(out, "trims %ld\nbefore %zu\nafter %zu\ntrimmed %zu", &trims, &before, &after,
+                      &trimmed),
+               4, "%s", out);
+  free(out);
+  cr_assert_eq(trims, 0, "%ld paced trims with SIZECLASS_PURGE_STEP=0", trims);
+  cr_assert_gt(after + 32 * MIB, before, "RSS %zu before the drop, %zu after", before, after);
+  cr_assert_lt(trimmed + 32 * MIB, after, "malloc_trim: RSS %zu, before it %zu", trimmed, after);
+}
+
 /* A freed burst of system blocks followed only by small blocks (a level's
  * load buffers, then frames): no large free comes to look, and the purge
  * steps of the small blocks' arena return it once the delay has passed. */

@@ -455,6 +455,8 @@ void sc__purge_configure(uint64_t delay_ms, uint32_t step_pages) {
 
 uint64_t sc__purge_delay_ns(void) { return purge_delay_ns; }
 
+uint32_t sc__purge_step_pages(void) { return purge_step; }
+
 void sc__purge_settings(uint64_t *delay_ms, uint32_t *step_pages) {
   *delay_ms = purge_delay_ns / 1000000ull;
   *step_pages = purge_step;

@@ -91,6 +91,9 @@ void sc__purge_configure(uint64_t delay_ms, uint32_t step_pages);
 /** The delay in force, in nanoseconds. */
 uint64_t sc__purge_delay_ns(void);
 
+/** The step in force, in pages (0: nothing is given back on its own). */
+uint32_t sc__purge_step_pages(void);
+
 /** The delay (ms) and step (pages) in force. */
 void sc__purge_settings(uint64_t *delay_ms, uint32_t *step_pages);
 

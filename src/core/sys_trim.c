@@ -128,6 +128,9 @@ static void trim_if_due(void) {
     since = now;
   }
   if (now < since || now - since < delay) return; /* since: another thread's newer clock */
+  /* SIZECLASS_PURGE_STEP=0: nothing goes back on its own, glibc's heaps
+   * included (malloc_trim and sc_trim still return it); the drop waits. */
+  if (sc__purge_step_pages() == 0) return;
   /* One thread trims; the others go on. */
   if (!atomic_compare_exchange_strong_explicit(&drop_since_ns, &since, 0, memory_order_relaxed,
                                                memory_order_relaxed))

@@ -15,14 +15,16 @@
  *                        "trims T" (the library's paced trims in that
  *                        time; -1: not preloaded).
  *   sys_churn drop MS    the same with 64 MiB more in blocks of 64 KiB,
- *                        freed halfway. Prints "trims T", then "before B"
- *                        and "after A": RSS just before the 64 MiB were
- *                        freed and at the end, in bytes.
+ *                        freed halfway. Prints "trims T", then "before B",
+ *                        "after A" and "trimmed R": RSS just before the
+ *                        64 MiB were freed, at the end, and after a
+ *                        malloc_trim(0) then, in bytes.
  *   sys_churn quiet MS   64 MiB in 64 KiB blocks, freed; then for MS ms
  *                        only small blocks (4096 of 64 B made and freed,
  *                        over and over). Prints "peak P", "held H" and
  *                        "after A" as burst does. */
 #include <dlfcn.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -103,7 +105,11 @@ static void steady(long ms, bool drop) {
   }
   long after = system_trims();
   printf("trims %ld\n", before < 0 ? -1 : after - before);
-  if (drop) printf("before %zu\nafter %zu\n", before_rss, rss_resident_bytes());
+  if (drop) {
+    printf("before %zu\nafter %zu\n", before_rss, rss_resident_bytes());
+    malloc_trim(0);
+    printf("trimmed %zu\n", rss_resident_bytes());
+  }
   for (int i = 0; i < SLOTS; i++) free(slot[i]);
 }
 
