@@ -597,6 +597,20 @@ Test(purge, a_drop_that_holds_under_churn_is_trimmed) {
                after, trims);
 }
 
+/* The main thread's 64 MiB freed by 8 threads, 8 MiB each: no thread frees
+ * enough to look, and the purge steps' looks (one every 25 ms among all
+ * arenas) see the level and the drop. */
+Test(purge, system_burst_freed_by_many_threads_returns) {
+  const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=50", NULL};
+  char *out = run_churn(env, "spread", "600");
+  size_t peak = 0, after = 0;
+  long trims = -2;
+  cr_assert_eq(sscanf(out, "peak %zu\nafter %zu\ntrims %ld", &peak, &after, &trims), 3, "%s", out);
+  free(out);
+  cr_assert_geq(peak, 64 * MIB);
+  cr_assert_lt(after, peak / 2, "peak %zu, after %zu, %ld paced trims", peak, after, trims);
+}
+
 /* SIZECLASS_PURGE_STEP=0 means nothing goes back on its own: the same drop
  * stays until the program calls malloc_trim, which returns it. */
 Test(purge, no_paced_system_trim_with_purge_step_0) {

@@ -112,9 +112,10 @@ void sc__sys_trim_init(void);
  * last looked: trim glibc's heaps if the paced policy is in force and that
  * much of them has stayed free for the purge delay (sys_trim.c). */
 void sc__sys_trim_poll(void);
-/** A purge step's look (purge.c; `now` from sc__os_now_ns): when a drop of
- * the system blocks' live bytes has waited the purge delay, see whether it
- * held, and trim. Costs one load otherwise. */
+/** A purge step's look (purge.c; `now` from sc__os_now_ns): under the
+ * paced policy, one look every 25 ms among all the arenas' steps, as a
+ * thread's look after freeing SC_SYS_TRIM_DEBT bytes (a load and a compare
+ * otherwise). */
 void sc__sys_trim_tick(uint64_t now);
 /** A thread without an arena freed `bytes` of system blocks (one shared,
  * atomic count of them). */

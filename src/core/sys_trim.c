@@ -24,10 +24,11 @@
  *    SC_SYS_TRIM_DEBT or more that every look finds still there a delay
  *    later is trimmed; one that a look finds gone (the live bytes back near
  *    their level) was a swing, and nothing is trimmed. The arenas' purge
- *    steps look too once a drop is a delay old, so a burst is returned a
- *    delay after it is freed even when no large block is freed after it
- *    (a level's load buffers, then frames of small blocks); not page by
- *    page while it is freed, either. A steady
+ *    steps look too, one look every SC_SYS_TICK_LOOK_NS among them all, so
+ *    a burst is returned a delay after it is freed even when no large
+ *    block is freed after it (a level's load buffers, then frames of small
+ *    blocks) or when many threads each freed less than SC_SYS_TRIM_DEBT of
+ *    it; not page by page while it is freed, either. A steady
  *    loop is never trimmed: a trim would only hand back the gaps between
  *    its blocks and the tails of its swings, which its next steps fault in
  *    again. */
@@ -56,6 +57,9 @@ static _Atomic uint64_t trims; /* paced trims so far */
  * (after a trim, what was live then). */
 static _Atomic int64_t level;
 static _Atomic uint64_t drop_since_ns; /* the first look that saw the drop; 0: none */
+/** How often the arenas' purge steps look, all of them together. */
+#define SC_SYS_TICK_LOOK_NS (25 * 1000000ull)
+static _Atomic uint64_t tick_look_ns; /* when a purge step last looked */
 
 /** True when GLIBC_TUNABLES sets one of glibc's malloc thresholds. */
 static bool tunables_set(void) {
@@ -145,9 +149,14 @@ void sc__sys_trim_poll(void) {
 }
 
 void sc__sys_trim_tick(uint64_t now) {
-  /* Set only under the paced policy. */
-  uint64_t since = atomic_load_explicit(&drop_since_ns, memory_order_relaxed);
-  if (sc_unlikely(since != 0) && now >= since && now - since >= sc__purge_delay_ns()) trim_if_due();
+  if (!paced) return;
+  /* One look every SC_SYS_TICK_LOOK_NS among all the arenas' steps. */
+  uint64_t last = atomic_load_explicit(&tick_look_ns, memory_order_relaxed);
+  if (now >= last && now - last < SC_SYS_TICK_LOOK_NS) return;
+  if (!atomic_compare_exchange_strong_explicit(&tick_look_ns, &last, now, memory_order_relaxed,
+                                               memory_order_relaxed))
+    return;
+  trim_if_due();
 }
 
 /* Threads without an arena (they never made a small block) share one. */

@@ -22,9 +22,15 @@
  *   sys_churn quiet MS   64 MiB in 64 KiB blocks, freed; then for MS ms
  *                        only small blocks (4096 of 64 B made and freed,
  *                        over and over). Prints "peak P", "held H" and
- *                        "after A" as burst does. */
+ *                        "after A" as burst does.
+ *   sys_churn spread MS  64 MiB in 64 KiB blocks made by the main thread,
+ *                        freed by 8 threads, 8 MiB each (less than a
+ *                        thread's look on frees needs) after MS/2 ms of
+ *                        small blocks, then MS ms more of them. Prints
+ *                        "peak P", "after A" and "trims T". */
 #include <dlfcn.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -71,6 +77,16 @@ static uint64_t now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/** For `ms` ms, 4096 blocks of 64 B made and freed, over and over. */
+static void small_blocks(void **small, long ms) {
+  uint64_t end = now_ms() + (uint64_t)ms;
+  while (now_ms() < end) {
+    for (int i = 0; i < 4096; i++)
+      if ((small[i] = malloc(64)) == NULL) exit(3);
+    for (int i = 0; i < 4096; i++) free(small[i]);
+  }
 }
 
 /** A steady loop of system blocks whose live bytes swing up and back, for
@@ -124,13 +140,38 @@ static void quiet(long ms) {
   for (int i = 0; i < 1024; i++) free(p[i]);
   printf("held %zu\n", rss_resident_bytes());
   static void *small[4096];
-  uint64_t end = now_ms() + (uint64_t)ms;
-  while (now_ms() < end) {
-    for (int i = 0; i < 4096; i++)
-      if ((small[i] = malloc(64)) == NULL) exit(3);
-    for (int i = 0; i < 4096; i++) free(small[i]);
-  }
+  small_blocks(small, ms);
   printf("after %zu\n", rss_resident_bytes());
+}
+
+enum { SPREAD_THREADS = 8, SPREAD_BLOCKS = 128 };
+static void *spread_blocks[SPREAD_THREADS][SPREAD_BLOCKS];
+static long spread_ms;
+
+/** One thread of `spread`: its share held for spread_ms / 2 of small
+ * blocks, freed, then spread_ms more of them. */
+static void *spread_thread(void *arg) {
+  void **mine = arg, *small[4096];
+  small_blocks(small, spread_ms / 2);
+  for (int i = 0; i < SPREAD_BLOCKS; i++) free(mine[i]);
+  small_blocks(small, spread_ms);
+  return NULL;
+}
+
+/** 64 MiB made by the main thread, freed by 8 threads, 8 MiB each. */
+static void spread(long ms) {
+  pthread_t t[SPREAD_THREADS];
+  spread_ms = ms;
+  for (int k = 0; k < SPREAD_THREADS; k++)
+    for (int i = 0; i < SPREAD_BLOCKS; i++) {
+      if ((spread_blocks[k][i] = malloc(64 << 10)) == NULL) exit(3);
+      memset(spread_blocks[k][i], i, 64 << 10);
+    }
+  printf("peak %zu\n", rss_resident_bytes());
+  for (int k = 0; k < SPREAD_THREADS; k++)
+    if (pthread_create(&t[k], NULL, spread_thread, spread_blocks[k]) != 0) exit(3);
+  for (int k = 0; k < SPREAD_THREADS; k++) pthread_join(t[k], NULL);
+  printf("after %zu\ntrims %ld\n", rss_resident_bytes(), system_trims());
 }
 
 int main(int argc, char **argv) {
@@ -158,6 +199,10 @@ int main(int argc, char **argv) {
     nap_ms(n);
     churn(256, 64 << 10);
     printf("after %zu\n", rss_resident_bytes());
+    return 0;
+  }
+  if (strcmp(argv[1], "spread") == 0) {
+    spread(n);
     return 0;
   }
   if (strcmp(argv[1], "quiet") == 0) {
