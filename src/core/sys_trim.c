@@ -152,7 +152,7 @@ void sc__sys_trim_tick(uint64_t now) {
   if (!paced) return;
   /* One look every SC_SYS_TICK_LOOK_NS among all the arenas' steps. */
   uint64_t last = atomic_load_explicit(&tick_look_ns, memory_order_relaxed);
-  if (now >= last && now - last < SC_SYS_TICK_LOOK_NS) return;
+  if (now < last || now - last < SC_SYS_TICK_LOOK_NS) return; /* last: a newer look */
   if (!atomic_compare_exchange_strong_explicit(&tick_look_ns, &last, now, memory_order_relaxed,
                                                memory_order_relaxed))
     return;
