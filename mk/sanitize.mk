@@ -77,7 +77,7 @@ SC_RENAME := -Dmalloc=sc_asan_malloc -Dfree=sc_asan_free -Dcalloc=sc_asan_calloc
   -D__libc_malloc=sc_asan___libc_malloc -D__libc_calloc=sc_asan___libc_calloc \
   -D__libc_realloc=sc_asan___libc_realloc -D__libc_free=sc_asan___libc_free \
   -D__libc_memalign=sc_asan___libc_memalign -D__libc_valloc=sc_asan___libc_valloc \
-  -D__libc_pvalloc=sc_asan___libc_pvalloc
+  -D__libc_pvalloc=sc_asan___libc_pvalloc -Dmallopt=sc_asan_mallopt
 # The system route of fallback.c, pointed at ASan's allocator by name.
 SC_SYS_TO_ASAN := -DSC_SYS_DIRECT -D__libc_malloc=malloc -D__libc_calloc=calloc -D__libc_realloc=realloc \
   -D__libc_memalign=memalign -D__libc_free=free
@@ -86,6 +86,8 @@ ASAN_LIB_OBJS := $(patsubst %.c,$(ASAN_DIR)/obj/%.o,$(LIB_SRCS))
 ASAN_TEST_BINS := $(patsubst tests/%.c,$(ASAN_DIR)/tests/%,$(TEST_SRCS))
 
 $(ASAN_DIR)/obj/src/core/fallback.o: ASAN_EXTRA := $(SC_SYS_TO_ASAN) -fno-builtin
+# glibc's thresholds through ASan's mallopt, which refuses them: no paced trim.
+$(ASAN_DIR)/obj/src/core/sys_trim.o: ASAN_EXTRA := -D__libc_mallopt=mallopt
 $(ASAN_DIR)/obj/shim/shim.o: ASAN_EXTRA := $(SC_RENAME)
 # ASan brings its own operator new and delete.
 $(ASAN_DIR)/obj/shim/cxx.o: ASAN_EXTRA := -DSC_NO_CXX_OPERATORS
@@ -176,6 +178,8 @@ TSAN_ENV := TSAN_OPTIONS='halt_on_error=1 exitcode=66 second_deadlock_stack=1 hi
 $(TSAN_DIR)/obj/src/core/fallback.o: TSAN_EXTRA := $(SC_SYS_TO_ASAN) -fno-builtin \
   -D__SANITIZE_ADDRESS__=1
 $(TSAN_DIR)/obj/src/core/hooks.o: TSAN_EXTRA := -D__SANITIZE_ADDRESS__=1
+# glibc's thresholds through the sanitizer's mallopt, as before it was ours.
+$(TSAN_DIR)/obj/src/core/sys_trim.o: TSAN_EXTRA := -D__libc_mallopt=mallopt
 $(TSAN_DIR)/obj/shim/shim.o: TSAN_EXTRA := $(SC_RENAME)
 $(TSAN_DIR)/obj/shim/cxx.o: TSAN_EXTRA := -DSC_NO_CXX_OPERATORS
 

@@ -120,6 +120,11 @@ SC_EXPORT int malloc_trim(size_t pad) {
   return ours != 0 || sys != 0;
 }
 
+/* glibc's, seen first: a program that sets glibc's trim or mmap threshold
+ * chose glibc's trimming, and the library's paced trim steps aside
+ * (core/sys_trim.c). */
+SC_EXPORT int mallopt(int param, int value) { return sc__mallopt(param, value); }
+
 /* glibc's figures for its heaps plus the classes' (core/mallinfo.c).
  * mallinfo's ints wrap as glibc's own do past 2 GiB. */
 SC_EXPORT struct mallinfo2 mallinfo2(void) {

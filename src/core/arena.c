@@ -108,6 +108,7 @@ static void thread_bind(sc_arena_t *a) {
    * page's owner equals (the features' free finds the arena from it). */
   t->self = (sc__features & SC_FEATURES_SEE_FREES) ? (sc_arena_t *)((uintptr_t)a + 1) : a;
   t->sample_left = sc__ops.lifecycle.countdown_start();
+  sc__sys_trim_bind(a);
 }
 
 /** An arena without a thread allocates from no page: its heads lose their

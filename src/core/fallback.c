@@ -272,6 +272,7 @@ static void count_call(int call, const void *p, uint64_t bytes, bool made, uint6
       if (freed != 0) __atomic_store_n(&k->bytes_freed, k->bytes_freed + freed, __ATOMIC_RELAXED);
     }
   } else {
+    if (made) sc__thread.sys_made_unbound = 1; /* its glibc arena's top: sys_trim.c */
     sc_fallback_shared_t *s = &sc__fallback_shared;
     _Atomic uint64_t *calls = call == CALL_MALLOC    ? &s->malloc_calls
                               : call == CALL_ALIGNED ? &s->aligned_calls

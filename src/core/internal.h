@@ -112,11 +112,15 @@ void sc__sys_trim_init(void);
  * last looked: trim glibc's heaps if the paced policy is in force and that
  * much of them has stayed free for the purge delay (sys_trim.c). */
 void sc__sys_trim_poll(void);
-/** A purge step's look (purge.c; `now` from sc__os_now_ns): under the
- * paced policy, one look every 25 ms among all the arenas' steps, as a
- * thread's look after freeing SC_SYS_TRIM_DEBT bytes (a load and a compare
- * otherwise). */
-void sc__sys_trim_tick(uint64_t now);
+/** A purge step of a, the calling thread's arena (purge.c; `now` from
+ * sc__os_now_ns): under the paced policy, one look every 25 ms among all
+ * the arenas' steps, as a thread's look after freeing SC_SYS_TRIM_DEBT
+ * bytes, and the shrink of the thread's own glibc heap after a trim (two
+ * loads and compares otherwise). */
+void sc__sys_trim_tick(sc_arena_t *a, uint64_t now);
+/** The calling thread bound arena a: the trims before now are not its to
+ * follow. */
+void sc__sys_trim_bind(sc_arena_t *a);
 /** A thread without an arena freed `bytes` of system blocks (one shared,
  * atomic count of them). */
 void sc__sys_trim_freed_shared(uint64_t bytes);
@@ -124,6 +128,9 @@ void sc__sys_trim_freed_shared(uint64_t bytes);
 int sc__sys_trim(size_t pad);
 /** True when the paced policy is in force; paced trims so far. */
 bool sc__sys_trim_paced(void);
+/** mallopt: glibc's; a program's own trim or mmap threshold or top pad
+ * stops the paced policy first. */
+int sc__mallopt(int param, int value);
 uint64_t sc__sys_trim_count(void);
 
 /* Free-list link encoding: the word stored in the block at `slot` is its

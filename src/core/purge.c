@@ -394,7 +394,7 @@ void sc__purge_tick(sc_arena_t *a) {
   if (!requested && purge_step == 0) return;
   uint64_t now = sc__os_now_ns();
   if (!requested && now < ps->next_ns) return;
-  sc__sys_trim_tick(now); /* glibc's heaps: a look at the large blocks' live bytes */
+  sc__sys_trim_tick(a, now); /* glibc's heaps: a look at the large blocks' live bytes */
   ps->busy = 1;
   size_t bytes;
   uint64_t budget = purge_step; /* pages this step may purge, all arenas together */

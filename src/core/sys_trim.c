@@ -31,9 +31,25 @@
  *    it; not page by page while it is freed, either. A steady
  *    loop is never trimmed: a trim would only hand back the gaps between
  *    its blocks and the tails of its swings, which its next steps fault in
- *    again. */
+ *    again.
+ *
+ * malloc_trim returns the free chunks of every glibc arena but shrinks only
+ * the main arena's top; another arena shrinks its top only inside a free
+ * that glibc's threshold allows, which the policy sets out of reach. So
+ * after a trim, each thread that made system blocks since it last looked
+ * shrinks the top of its own glibc arena at its next purge step (or look):
+ * the threshold lowered to glibc's default for one free of a 64 KiB block
+ * of its own (a free of that size runs glibc's heap trim on its arena).
+ * One thread at a time, since the threshold is glibc's, process-wide. A
+ * thread that ended keeps its arena's top until another thread takes the
+ * arena over and shrinks it after a later trim.
+ *
+ * A program that sets glibc's trim or mmap threshold or top pad itself
+ * (mallopt, which the library defines to see it) chose glibc's own
+ * trimming: the paced policy stops from then on, as with GLIBC_TUNABLES. */
 #include <dlfcn.h>
 #include <malloc.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,7 +65,18 @@
 /** glibc never trims a heap on its own below this (effectively never). */
 #define SC_SYS_TRIM_THRESHOLD (1 << 30)
 
-static bool paced; /* the policy above is in force */
+/** glibc's trim threshold while a thread shrinks its own arena's top:
+ * glibc's default, what it would have trimmed alone. */
+#define SC_SYS_SHRINK_THRESHOLD (128 << 10)
+/** A free of at least this much runs glibc's heap trim on the block's
+ * arena (glibc's FASTBIN_CONSOLIDATION_THRESHOLD). */
+#define SC_SYS_SHRINK_BLOCK (64 << 10)
+
+/* glibc's mallopt, under the name the library does not define. */
+extern int __libc_mallopt(int param, int value);
+
+static _Atomic bool paced;  /* the policy above is in force */
+static _Atomic bool chosen; /* the program set a threshold with mallopt */
 /* glibc's malloc_trim; NULL: not found (in the hooks' page, core/hooks.h) */
 #define trim_fn (sc__hooks_page.sys_trim_fn)
 static _Atomic uint64_t trims; /* paced trims so far */
@@ -60,11 +87,21 @@ static _Atomic uint64_t drop_since_ns; /* the first look that saw the drop; 0: n
 /** How often the arenas' purge steps look, all of them together. */
 #define SC_SYS_TICK_LOOK_NS (25 * 1000000ull)
 static _Atomic uint64_t tick_look_ns; /* when a purge step last looked */
+static _Atomic bool shrinking;        /* a thread holds the lowered threshold */
+static _Atomic uint64_t shrinks;      /* arena tops shrunk so far */
 
 /** True when GLIBC_TUNABLES sets one of glibc's malloc thresholds. */
 static bool tunables_set(void) {
   const char *t = getenv("GLIBC_TUNABLES");
   return t != NULL && (strstr(t, "trim_threshold") != NULL || strstr(t, "mmap_threshold") != NULL);
+}
+
+/** A child forked while a thread held the lowered threshold: glibc's
+ * threshold goes back to the policy's, and the next shrink may run. */
+static void shrink_fork_child(void) {
+  if (!atomic_load_explicit(&shrinking, memory_order_relaxed)) return;
+  __libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD);
+  atomic_store_explicit(&shrinking, false, memory_order_relaxed);
 }
 
 sc_startup void sc__sys_trim_init(void) {
@@ -76,15 +113,38 @@ sc_startup void sc__sys_trim_init(void) {
   sc__hooks_write_end();
   /* The settings (settings.c) said no to a bad value already. */
   if (sc__setting(SC_SET_SYSTEM_TRIM) == SC_SYSTEM_TRIM_GLIBC || tunables_set()) return;
+  if (atomic_load_explicit(&chosen, memory_order_relaxed)) return; /* mallopt before this */
   /* mallopt does not allocate; glibc runs it under its own locks. */
-  if (mallopt(M_MMAP_THRESHOLD, SC_SYS_MMAP_THRESHOLD) == 0) return;
-  if (mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD) == 0) return;
-  paced = true;
+  if (__libc_mallopt(M_MMAP_THRESHOLD, SC_SYS_MMAP_THRESHOLD) == 0) return;
+  if (__libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD) == 0) return;
+  atomic_store_explicit(&paced, true, memory_order_relaxed);
+  sc__os_atfork(NULL, NULL, shrink_fork_child);
 }
 
 int sc__sys_trim(size_t pad) { return trim_fn != NULL ? trim_fn(pad) : 0; }
 
-bool sc__sys_trim_paced(void) { return paced; }
+bool sc__sys_trim_paced(void) { return atomic_load_explicit(&paced, memory_order_relaxed); }
+
+/** Take the lowered threshold's flag (shrink_own_top_if_due): false when
+ * another thread holds it. */
+static bool shrink_begin(void) {
+  bool idle = false;
+  return atomic_compare_exchange_strong_explicit(&shrinking, &idle, true, memory_order_acquire,
+                                                 memory_order_relaxed);
+}
+
+int sc__mallopt(int param, int value) {
+  if (param != M_TRIM_THRESHOLD && param != M_MMAP_THRESHOLD && param != M_TOP_PAD)
+    return __libc_mallopt(param, value);
+  /* The program's thresholds from now on: no pacing, and no shrink of a
+   * top may set its threshold back after this one. */
+  atomic_store_explicit(&chosen, true, memory_order_relaxed);
+  atomic_store_explicit(&paced, false, memory_order_relaxed);
+  while (!shrink_begin()) sched_yield();
+  int r = __libc_mallopt(param, value);
+  atomic_store_explicit(&shrinking, false, memory_order_release);
+  return r;
+}
 
 uint64_t sc__sys_trim_count(void) { return atomic_load_explicit(&trims, memory_order_relaxed); }
 
@@ -144,12 +204,51 @@ static void trim_if_due(void) {
   atomic_fetch_add_explicit(&trims, 1, memory_order_relaxed);
 }
 
-void sc__sys_trim_poll(void) {
-  if (paced) trim_if_due();
+void sc__sys_trim_bind(sc_arena_t *a) {
+  sc_thread_t *t = &sc__thread;
+  t->sys_shrunk_trims = atomic_load_explicit(&trims, memory_order_relaxed);
+  t->sys_shrunk_made = a->fallback.bytes_total;
 }
 
-void sc__sys_trim_tick(uint64_t now) {
-  if (!paced) return;
+/** After a paced trim the calling thread has not followed: shrink the top
+ * of its own glibc arena if it made system blocks since it last did (a:
+ * its arena, or NULL). */
+static void shrink_own_top_if_due(sc_arena_t *a) {
+  sc_thread_t *t = &sc__thread;
+  uint64_t seen = atomic_load_explicit(&trims, memory_order_relaxed);
+  if (sc_likely(seen == t->sys_shrunk_trims)) return;
+  uint64_t made = a != NULL ? a->fallback.bytes_total : 0;
+  if (made == t->sys_shrunk_made && !t->sys_made_unbound) {
+    t->sys_shrunk_trims = seen; /* no system block since: its glibc arena did not grow */
+    return;
+  }
+  if (!shrink_begin()) return; /* another thread's shrink: this one at a later step */
+  if (!sc__sys_trim_paced()) { /* the program set a threshold of its own meanwhile */
+    atomic_store_explicit(&shrinking, false, memory_order_release);
+    return;
+  }
+  t->sys_shrunk_trims = seen;
+  t->sys_shrunk_made = made;
+  t->sys_made_unbound = 0;
+  __libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_SHRINK_THRESHOLD);
+  /* glibc's own functions: the block is no system block of the program's
+   * (not recorded, not counted). */
+  void *p = sc__hooks_page.libc.malloc_fn(SC_SYS_SHRINK_BLOCK);
+  if (p != NULL) sc__hooks_page.libc.free_fn(p);
+  __libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD);
+  atomic_store_explicit(&shrinking, false, memory_order_release);
+  atomic_fetch_add_explicit(&shrinks, 1, memory_order_relaxed);
+}
+
+void sc__sys_trim_poll(void) {
+  if (!sc__sys_trim_paced()) return;
+  trim_if_due();
+  shrink_own_top_if_due(sc__thread.arena);
+}
+
+void sc__sys_trim_tick(sc_arena_t *a, uint64_t now) {
+  if (!sc__sys_trim_paced()) return;
+  if (a == sc__thread.arena) shrink_own_top_if_due(a);
   /* One look every SC_SYS_TICK_LOOK_NS among all the arenas' steps. */
   uint64_t last = atomic_load_explicit(&tick_look_ns, memory_order_relaxed);
   if (now < last || now - last < SC_SYS_TICK_LOOK_NS) return; /* last: a newer look */
@@ -163,8 +262,9 @@ void sc__sys_trim_tick(uint64_t now) {
 static _Atomic uint64_t shared_debt;
 
 void sc__sys_trim_freed_shared(uint64_t bytes) {
-  if (!paced) return;
+  if (!sc__sys_trim_paced()) return;
   uint64_t debt = atomic_fetch_add_explicit(&shared_debt, bytes, memory_order_relaxed) + bytes;
+  shrink_own_top_if_due(NULL);
   if (debt < SC_SYS_TRIM_DEBT) return;
   atomic_store_explicit(&shared_debt, 0, memory_order_relaxed);
   trim_if_due();

@@ -27,7 +27,14 @@
  *                        freed by 8 threads, 8 MiB each (less than a
  *                        thread's look on frees needs) after MS/2 ms of
  *                        small blocks, then MS ms more of them. Prints
- *                        "peak P", "after A" and "trims T". */
+ *                        "peak P", "after A" and "trims T".
+ *   sys_churn workers MS 8 threads each make 8 MiB in 64 KiB blocks (in
+ *                        their own glibc arenas), free them, then make
+ *                        small blocks for MS ms. Prints "peak P", "after A"
+ *                        (once the threads ended) and "trims T".
+ *   sys_churn chosen MS  mallopt(M_TRIM_THRESHOLD, 128 KiB) first, then as
+ *                        workers, then 60 cycles as cycles does; prints
+ *                        what workers does, then "faults F". */
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -62,6 +69,17 @@ static void churn(int count, size_t size) {
     memset(p[i], i, size);
   }
   for (int i = 0; i < count; i++) free(p[i]);
+}
+
+/** `n` cycles of 16 blocks of 100 KiB; prints the faults of those after
+ * the first 10. */
+static void cycles(long n) {
+  long start = 0;
+  for (long c = 0; c < n; c++) {
+    if (c == 10) start = minflt();
+    churn(16, 100 << 10);
+  }
+  printf("faults %ld\n", minflt() - start);
 }
 
 /** The library's paced trims so far; -1 when it is not there. */
@@ -174,16 +192,48 @@ static void spread(long ms) {
   printf("after %zu\ntrims %ld\n", rss_resident_bytes(), system_trims());
 }
 
+static pthread_barrier_t workers_made;
+
+/** One thread of `workers`: 8 MiB of its own, then small blocks. */
+static void *worker_thread(void *arg) {
+  void *mine[SPREAD_BLOCKS], *small[4096];
+  (void)arg;
+  for (int i = 0; i < SPREAD_BLOCKS; i++) {
+    if ((mine[i] = malloc(64 << 10)) == NULL) exit(3);
+    memset(mine[i], i, 64 << 10);
+  }
+  pthread_barrier_wait(&workers_made); /* the main thread reads the peak */
+  pthread_barrier_wait(&workers_made);
+  for (int i = 0; i < SPREAD_BLOCKS; i++) free(mine[i]);
+  small_blocks(small, spread_ms);
+  return NULL;
+}
+
+/** 64 MiB made and freed by 8 threads, 8 MiB each, in their own arenas. */
+static void workers(long ms) {
+  pthread_t t[SPREAD_THREADS];
+  spread_ms = ms;
+  if (pthread_barrier_init(&workers_made, NULL, SPREAD_THREADS + 1) != 0) exit(3);
+  for (int k = 0; k < SPREAD_THREADS; k++)
+    if (pthread_create(&t[k], NULL, worker_thread, NULL) != 0) exit(3);
+  pthread_barrier_wait(&workers_made);
+  printf("peak %zu\n", rss_resident_bytes());
+  pthread_barrier_wait(&workers_made);
+  for (int k = 0; k < SPREAD_THREADS; k++) pthread_join(t[k], NULL);
+  printf("after %zu\ntrims %ld\n", rss_resident_bytes(), system_trims());
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) return 2;
   long n = atol(argv[2]);
   if (strcmp(argv[1], "cycles") == 0) {
-    long start = 0;
-    for (long c = 0; c < n; c++) {
-      if (c == 10) start = minflt();
-      churn(16, 100 << 10);
-    }
-    printf("faults %ld\n", minflt() - start);
+    cycles(n);
+    return 0;
+  }
+  if (strcmp(argv[1], "chosen") == 0) {
+    if (mallopt(M_TRIM_THRESHOLD, 128 << 10) == 0) return 3;
+    workers(n);
+    cycles(60);
     return 0;
   }
   if (strcmp(argv[1], "burst") == 0) {
@@ -203,6 +253,10 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "spread") == 0) {
     spread(n);
+    return 0;
+  }
+  if (strcmp(argv[1], "workers") == 0) {
+    workers(n);
     return 0;
   }
   if (strcmp(argv[1], "quiet") == 0) {
