@@ -111,12 +111,14 @@ void *__libc_memalign(size_t align, size_t n) SC_ALIAS_OF(memalign);
 void *__libc_valloc(size_t n) SC_ALIAS_OF(valloc);
 void *__libc_pvalloc(size_t n) SC_ALIAS_OF(pvalloc);
 
-/* glibc: 1 if memory was given back to the OS. Ours goes back at once (this
- * thread's and exited threads' arenas; see docs/footprint.md for other live
- * threads), then glibc trims its own heap, which serves requests > 1024 B. */
+/* glibc: 1 if memory was given back to the OS. glibc trims its own heap,
+ * which serves requests > 1024 B (each thread's glibc arena top follows:
+ * core/sys_trim.c), then ours goes back at once (this thread's and exited
+ * threads' arenas; see docs/footprint.md for other live threads: the
+ * trim asks each for a purge step, after the glibc part is announced). */
 SC_EXPORT int malloc_trim(size_t pad) {
+  int sys = sc__sys_trim_now(pad);
   size_t ours = sc__purge_trim();
-  int sys = sc__sys_trim(pad);
   return ours != 0 || sys != 0;
 }
 

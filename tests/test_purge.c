@@ -627,6 +627,21 @@ Test(purge, system_burst_of_worker_threads_returns) {
   cr_assert_lt(after, peak / 4, "peak %zu, after %zu, %ld paced trims", peak, after, trims);
 }
 
+/* The same burst, then the program's own malloc_trim(0), with nothing
+ * returned on its own (SIZECLASS_PURGE_STEP=0): the trim asks every thread
+ * for a purge step, which shrinks its glibc arena's top too. */
+Test(purge, malloc_trim_returns_worker_threads_tops) {
+  const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=50", "SIZECLASS_PURGE_STEP=0", NULL};
+  char *out = run_churn(env, "workers-trim", "600");
+  size_t peak = 0, after = 0;
+  long trims = -2;
+  cr_assert_eq(sscanf(out, "peak %zu\nafter %zu\ntrims %ld", &peak, &after, &trims), 3, "%s", out);
+  free(out);
+  cr_assert_geq(peak, 64 * MIB);
+  cr_assert_eq(trims, 0, "%ld paced trims with SIZECLASS_PURGE_STEP=0", trims);
+  cr_assert_lt(after, peak / 4, "peak %zu, after %zu", peak, after);
+}
+
 /* A program that sets glibc's trim threshold itself chose glibc's
  * trimming: no paced trim, and nothing sets its threshold back (a shrink
  * of a thread's top lowers and restores it), so glibc trims the heap top

@@ -126,6 +126,11 @@ void sc__sys_trim_bind(sc_arena_t *a);
 void sc__sys_trim_freed_shared(uint64_t bytes);
 /** glibc's malloc_trim, when found (the constructor looks); 0 otherwise. */
 int sc__sys_trim(size_t pad);
+/** The program's trim (malloc_trim, sc_trim): glibc's malloc_trim, and
+ * under the paced policy every thread that made system blocks shrinks its
+ * own glibc arena's top, this one at once, the others at their next purge
+ * step. */
+int sc__sys_trim_now(size_t pad);
 /** True when the paced policy is in force; paced trims so far. */
 bool sc__sys_trim_paced(void);
 /** mallopt: glibc's; a program's own trim or mmap threshold or top pad

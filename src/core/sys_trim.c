@@ -36,8 +36,10 @@
  * malloc_trim returns the free chunks of every glibc arena but shrinks only
  * the main arena's top; another arena shrinks its top only inside a free
  * that glibc's threshold allows, which the policy sets out of reach. So
- * after a trim, each thread that made system blocks since it last looked
- * shrinks the top of its own glibc arena at its next purge step (or look):
+ * after a trim (paced, or the program's malloc_trim or sc_trim), each
+ * thread that made system blocks since it last shrank its glibc arena's
+ * top shrinks it at its next purge step (or look; the program's trim: its
+ * own thread at once):
  * the threshold lowered to glibc's default for one free of a 64 KiB block
  * of its own (a free of that size runs glibc's heap trim on its arena).
  * One thread at a time, since the threshold is glibc's, process-wide. A
@@ -80,6 +82,9 @@ static _Atomic bool chosen; /* the program set a threshold with mallopt */
 /* glibc's malloc_trim; NULL: not found (in the hooks' page, core/hooks.h) */
 #define trim_fn (sc__hooks_page.sys_trim_fn)
 static _Atomic uint64_t trims; /* paced trims so far */
+/* Trims whose free arena tops the threads follow: the paced ones and the
+ * program's own (malloc_trim, sc_trim). */
+static _Atomic uint64_t trim_epoch;
 /* The system blocks' live bytes: the most a look saw since the last trim
  * (after a trim, what was live then). */
 static _Atomic int64_t level;
@@ -125,8 +130,20 @@ int sc__sys_trim(size_t pad) { return trim_fn != NULL ? trim_fn(pad) : 0; }
 
 bool sc__sys_trim_paced(void) { return atomic_load_explicit(&paced, memory_order_relaxed); }
 
-/** Take the lowered threshold's flag (shrink_own_top_if_due): false when
- * another thread holds it. */
+static void shrink_own_top_if_due(sc_arena_t *a);
+
+int sc__sys_trim_now(size_t pad) {
+  int r = sc__sys_trim(pad);
+  if (!sc__sys_trim_paced()) return r; /* glibc trims the tops in its frees */
+  /* The other threads shrink theirs at their next purge step (the trim
+   * asked each arena for one: purge.c); this one now. */
+  atomic_fetch_add_explicit(&trim_epoch, 1, memory_order_relaxed);
+  shrink_own_top_if_due(sc__thread.arena);
+  return r;
+}
+
+/** Take the lowered threshold's flag: false when another thread holds
+ * it. */
 static bool shrink_begin(void) {
   bool idle = false;
   return atomic_compare_exchange_strong_explicit(&shrinking, &idle, true, memory_order_acquire,
@@ -202,12 +219,16 @@ static void trim_if_due(void) {
   sc__sys_trim(0);
   atomic_store_explicit(&level, live_bytes(), memory_order_relaxed);
   atomic_fetch_add_explicit(&trims, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&trim_epoch, 1, memory_order_relaxed);
 }
 
 void sc__sys_trim_bind(sc_arena_t *a) {
   sc_thread_t *t = &sc__thread;
-  t->sys_shrunk_trims = atomic_load_explicit(&trims, memory_order_relaxed);
   t->sys_shrunk_made = a->fallback.bytes_total;
+  /* A thread that made system blocks before it had an arena may have
+   * freed them before a trim it has not followed: it follows every one. */
+  if (!t->sys_made_unbound)
+    t->sys_shrunk_trims = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
 }
 
 /** After a paced trim the calling thread has not followed: shrink the top
@@ -215,14 +236,16 @@ void sc__sys_trim_bind(sc_arena_t *a) {
  * its arena, or NULL). */
 static void shrink_own_top_if_due(sc_arena_t *a) {
   sc_thread_t *t = &sc__thread;
-  uint64_t seen = atomic_load_explicit(&trims, memory_order_relaxed);
+  uint64_t seen = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
   if (sc_likely(seen == t->sys_shrunk_trims)) return;
   uint64_t made = a != NULL ? a->fallback.bytes_total : 0;
   if (made == t->sys_shrunk_made && !t->sys_made_unbound) {
     t->sys_shrunk_trims = seen; /* no system block since: its glibc arena did not grow */
     return;
   }
-  if (!shrink_begin()) return; /* another thread's shrink: this one at a later step */
+  /* Another thread's shrink takes microseconds; no later step may come
+   * (SIZECLASS_PURGE_STEP=0: only the trim's request). */
+  while (!shrink_begin()) sched_yield();
   if (!sc__sys_trim_paced()) { /* the program set a threshold of its own meanwhile */
     atomic_store_explicit(&shrinking, false, memory_order_release);
     return;
@@ -273,7 +296,6 @@ void sc__sys_trim_freed_shared(uint64_t bytes) {
 /* sc_trim(): everything returnable now, the library's pages (purge.c) and
  * glibc's heaps; the bytes of ours given back. */
 sc_public size_t sc_trim(void) {
-  size_t bytes = sc__purge_trim();
-  sc__sys_trim(0);
-  return bytes;
+  sc__sys_trim_now(0); /* first: the purge below asks the threads for a step */
+  return sc__purge_trim();
 }

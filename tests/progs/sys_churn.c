@@ -32,6 +32,10 @@
  *                        their own glibc arenas), free them, then make
  *                        small blocks for MS ms. Prints "peak P", "after A"
  *                        (once the threads ended) and "trims T".
+ *   sys_churn workers-trim MS  the same, but each thread makes a small
+ *                        block first (its arena exists when the trim asks
+ *                        it for a step), and the main thread calls
+ *                        malloc_trim(0) once the threads freed theirs.
  *   sys_churn chosen MS  mallopt(M_TRIM_THRESHOLD, 128 KiB) first, then as
  *                        workers, then 60 cycles as cycles does; prints
  *                        what workers does, then "faults F". */
@@ -193,11 +197,13 @@ static void spread(long ms) {
 }
 
 static pthread_barrier_t workers_made;
+static bool workers_small_first;
 
 /** One thread of `workers`: 8 MiB of its own, then small blocks. */
 static void *worker_thread(void *arg) {
   void *mine[SPREAD_BLOCKS], *small[4096];
   (void)arg;
+  if (workers_small_first) free(malloc(64));
   for (int i = 0; i < SPREAD_BLOCKS; i++) {
     if ((mine[i] = malloc(64 << 10)) == NULL) exit(3);
     memset(mine[i], i, 64 << 10);
@@ -205,20 +211,25 @@ static void *worker_thread(void *arg) {
   pthread_barrier_wait(&workers_made); /* the main thread reads the peak */
   pthread_barrier_wait(&workers_made);
   for (int i = 0; i < SPREAD_BLOCKS; i++) free(mine[i]);
+  pthread_barrier_wait(&workers_made); /* the main thread may trim */
   small_blocks(small, spread_ms);
   return NULL;
 }
 
-/** 64 MiB made and freed by 8 threads, 8 MiB each, in their own arenas. */
-static void workers(long ms) {
+/** 64 MiB made and freed by 8 threads, 8 MiB each, in their own arenas;
+ * with `trim`, the main thread calls malloc_trim(0) once they are freed. */
+static void workers(long ms, bool trim) {
   pthread_t t[SPREAD_THREADS];
   spread_ms = ms;
+  workers_small_first = trim;
   if (pthread_barrier_init(&workers_made, NULL, SPREAD_THREADS + 1) != 0) exit(3);
   for (int k = 0; k < SPREAD_THREADS; k++)
     if (pthread_create(&t[k], NULL, worker_thread, NULL) != 0) exit(3);
   pthread_barrier_wait(&workers_made);
   printf("peak %zu\n", rss_resident_bytes());
   pthread_barrier_wait(&workers_made);
+  pthread_barrier_wait(&workers_made);
+  if (trim) malloc_trim(0);
   for (int k = 0; k < SPREAD_THREADS; k++) pthread_join(t[k], NULL);
   printf("after %zu\ntrims %ld\n", rss_resident_bytes(), system_trims());
 }
@@ -232,7 +243,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "chosen") == 0) {
     if (mallopt(M_TRIM_THRESHOLD, 128 << 10) == 0) return 3;
-    workers(n);
+    workers(n, false);
     cycles(60);
     return 0;
   }
@@ -255,8 +266,8 @@ int main(int argc, char **argv) {
     spread(n);
     return 0;
   }
-  if (strcmp(argv[1], "workers") == 0) {
-    workers(n);
+  if (strcmp(argv[1], "workers") == 0 || strcmp(argv[1], "workers-trim") == 0) {
+    workers(n, strcmp(argv[1], "workers-trim") == 0);
     return 0;
   }
   if (strcmp(argv[1], "quiet") == 0) {
