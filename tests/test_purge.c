@@ -646,18 +646,29 @@ Test(purge, malloc_trim_returns_worker_threads_tops) {
  * trimming: no paced trim, and nothing sets its threshold back (a shrink
  * of a thread's top lowers and restores it), so glibc trims the heap top
  * of every cycle of 100 KiB blocks after the burst, as the program asked. */
-Test(purge, a_threshold_the_program_set_stays) {
+static void program_threshold_in_force(const char *mode) {
   const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=50", NULL};
-  char *out = run_churn(env, "chosen", "600");
+  char *out = run_churn(env, mode, "600");
   size_t peak = 0, after = 0;
   long trims = -2, faults = -1;
   cr_assert_eq(
       sscanf(out, "peak %zu\nafter %zu\ntrims %ld\nfaults %ld", &peak, &after, &trims, &faults), 4,
       "%s", out);
   free(out);
-  cr_assert_eq(trims, 0, "%ld paced trims after the program's mallopt", trims);
+  cr_assert_eq(trims, 0, "%s: %ld paced trims after the program's mallopt", mode, trims);
   /* 50 cycles x 16 blocks x 25 pages, most faulted in again */
-  cr_assert_gt(faults, 5000, "%ld faults: the program's threshold was not in force", faults);
+  cr_assert_gt(faults, 5000, "%s: %ld faults: glibc's trimming was not in force", mode, faults);
+  /* the workers' arenas trimmed their tops in their frees, as under glibc */
+  cr_assert_lt(after, peak / 4, "%s: peak %zu, after %zu", mode, peak, after);
+}
+
+Test(purge, a_threshold_the_program_set_stays) { program_threshold_in_force("chosen"); }
+
+/* The program set only the mmap threshold: glibc's trim threshold is
+ * glibc's again (the library's, out of reach, would keep every top now
+ * that nothing is paced). */
+Test(purge, a_program_mmap_threshold_brings_glibc_trimming_back) {
+  program_threshold_in_force("chosen-mmap");
 }
 
 /* SIZECLASS_PURGE_STEP=0 means nothing goes back on its own: the same drop

@@ -92,8 +92,10 @@ static _Atomic uint64_t drop_since_ns; /* the first look that saw the drop; 0: n
 /** How often the arenas' purge steps look, all of them together. */
 #define SC_SYS_TICK_LOOK_NS (25 * 1000000ull)
 static _Atomic uint64_t tick_look_ns; /* when a purge step last looked */
-static _Atomic bool shrinking;        /* a thread holds the lowered threshold */
-static _Atomic uint64_t shrinks;      /* arena tops shrunk so far */
+/* The thread that holds glibc's trim threshold (to lower it for a shrink,
+ * or to set the program's): NULL when none. */
+static _Atomic(sc_thread_t *) holder;
+static _Atomic uint64_t shrinks; /* arena tops shrunk so far */
 
 /** True when GLIBC_TUNABLES sets one of glibc's malloc thresholds. */
 static bool tunables_set(void) {
@@ -101,12 +103,36 @@ static bool tunables_set(void) {
   return t != NULL && (strstr(t, "trim_threshold") != NULL || strstr(t, "mmap_threshold") != NULL);
 }
 
-/** A child forked while a thread held the lowered threshold: glibc's
- * threshold goes back to the policy's, and the next shrink may run. */
-static void shrink_fork_child(void) {
-  if (!atomic_load_explicit(&shrinking, memory_order_relaxed)) return;
-  __libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD);
-  atomic_store_explicit(&shrinking, false, memory_order_relaxed);
+/** Hold glibc's trim threshold, waiting for another holder (a shrink
+ * takes microseconds); false when the calling thread holds it already (a
+ * signal handler that allocates, run inside its own shrink). */
+static bool threshold_take(void) {
+  sc_thread_t *self = &sc__thread;
+  for (;;) {
+    sc_thread_t *none = NULL;
+    if (atomic_compare_exchange_weak_explicit(&holder, &none, self, memory_order_acquire,
+                                              memory_order_relaxed))
+      return true;
+    if (none == self) return false;
+    sched_yield();
+  }
+}
+
+static void threshold_give(void) { atomic_store_explicit(&holder, NULL, memory_order_release); }
+
+/* fork: the threshold is held across it (glibc serialises forks and takes
+ * its own locks after these handlers), so a child never starts with it
+ * lowered by another thread. */
+static bool fork_took;
+static void fork_prepare(void) { fork_took = threshold_take(); }
+static void fork_parent(void) {
+  if (fork_took) threshold_give();
+}
+static void fork_child(void) {
+  /* Not taken: this thread forked from a signal handler inside its own
+   * shrink, which may have lowered it. */
+  if (!fork_took && sc__sys_trim_paced()) __libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD);
+  threshold_give();
 }
 
 sc_startup void sc__sys_trim_init(void) {
@@ -123,7 +149,7 @@ sc_startup void sc__sys_trim_init(void) {
   if (__libc_mallopt(M_MMAP_THRESHOLD, SC_SYS_MMAP_THRESHOLD) == 0) return;
   if (__libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD) == 0) return;
   atomic_store_explicit(&paced, true, memory_order_relaxed);
-  sc__os_atfork(NULL, NULL, shrink_fork_child);
+  sc__os_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 int sc__sys_trim(size_t pad) { return trim_fn != NULL ? trim_fn(pad) : 0; }
@@ -142,24 +168,30 @@ int sc__sys_trim_now(size_t pad) {
   return r;
 }
 
-/** Take the lowered threshold's flag: false when another thread holds
- * it. */
-static bool shrink_begin(void) {
-  bool idle = false;
-  return atomic_compare_exchange_strong_explicit(&shrinking, &idle, true, memory_order_acquire,
-                                                 memory_order_relaxed);
-}
+/** glibc's static thresholds, as after a program's own mallopt of one of
+ * them under glibc alone (the dynamic mmap threshold then stops). */
+#define SC_GLIBC_TRIM_THRESHOLD (128 << 10)
+#define SC_GLIBC_MMAP_THRESHOLD (128 << 10)
 
 int sc__mallopt(int param, int value) {
   if (param != M_TRIM_THRESHOLD && param != M_MMAP_THRESHOLD && param != M_TOP_PAD)
     return __libc_mallopt(param, value);
-  /* The program's thresholds from now on: no pacing, and no shrink of a
-   * top may set its threshold back after this one. */
-  atomic_store_explicit(&chosen, true, memory_order_relaxed);
-  atomic_store_explicit(&paced, false, memory_order_relaxed);
-  while (!shrink_begin()) sched_yield();
+  if (!sc__sys_trim_paced()) {
+    int r = __libc_mallopt(param, value);
+    if (r == 1) atomic_store_explicit(&chosen, true, memory_order_relaxed); /* before our start */
+    return r;
+  }
+  /* Held, so that no shrink sets the threshold back after this. */
+  bool took = threshold_take();
   int r = __libc_mallopt(param, value);
-  atomic_store_explicit(&shrinking, false, memory_order_release);
+  if (r == 1 && !atomic_exchange_explicit(&chosen, true, memory_order_relaxed)) {
+    /* The program chose glibc's trimming: no pacing from now on, and
+     * glibc's values for what the library had set and it did not. */
+    atomic_store_explicit(&paced, false, memory_order_relaxed);
+    if (param != M_TRIM_THRESHOLD) __libc_mallopt(M_TRIM_THRESHOLD, SC_GLIBC_TRIM_THRESHOLD);
+    if (param != M_MMAP_THRESHOLD) __libc_mallopt(M_MMAP_THRESHOLD, SC_GLIBC_MMAP_THRESHOLD);
+  }
+  if (took) threshold_give();
   return r;
 }
 
@@ -224,30 +256,31 @@ static void trim_if_due(void) {
 
 void sc__sys_trim_bind(sc_arena_t *a) {
   sc_thread_t *t = &sc__thread;
-  t->sys_shrunk_made = a->fallback.bytes_total;
+  t->sys_shrunk_made = a->fallback.allocs;
   /* A thread that made system blocks before it had an arena may have
    * freed them before a trim it has not followed: it follows every one. */
   if (!t->sys_made_unbound)
     t->sys_shrunk_trims = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
 }
 
-/** After a paced trim the calling thread has not followed: shrink the top
- * of its own glibc arena if it made system blocks since it last did (a:
- * its arena, or NULL). */
+/** After a trim the calling thread has not followed: shrink the top of
+ * its own glibc arena if it made system blocks since it last did (a: its
+ * arena, or NULL). Blocks, not bytes: a realloc grows a block in the
+ * block's arena, which may be another thread's. */
 static void shrink_own_top_if_due(sc_arena_t *a) {
   sc_thread_t *t = &sc__thread;
   uint64_t seen = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
   if (sc_likely(seen == t->sys_shrunk_trims)) return;
-  uint64_t made = a != NULL ? a->fallback.bytes_total : 0;
+  uint64_t made = a != NULL ? a->fallback.allocs : t->sys_shrunk_made;
   if (made == t->sys_shrunk_made && !t->sys_made_unbound) {
     t->sys_shrunk_trims = seen; /* no system block since: its glibc arena did not grow */
     return;
   }
-  /* Another thread's shrink takes microseconds; no later step may come
+  /* A wait for another thread's shrink, not a later step: none may come
    * (SIZECLASS_PURGE_STEP=0: only the trim's request). */
-  while (!shrink_begin()) sched_yield();
-  if (!sc__sys_trim_paced()) { /* the program set a threshold of its own meanwhile */
-    atomic_store_explicit(&shrinking, false, memory_order_release);
+  if (!threshold_take()) return; /* this thread's own, further up the stack */
+  if (!sc__sys_trim_paced()) {   /* the program set a threshold of its own meanwhile */
+    threshold_give();
     return;
   }
   t->sys_shrunk_trims = seen;
@@ -259,7 +292,7 @@ static void shrink_own_top_if_due(sc_arena_t *a) {
   void *p = sc__hooks_page.libc.malloc_fn(SC_SYS_SHRINK_BLOCK);
   if (p != NULL) sc__hooks_page.libc.free_fn(p);
   __libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD);
-  atomic_store_explicit(&shrinking, false, memory_order_release);
+  threshold_give();
   atomic_fetch_add_explicit(&shrinks, 1, memory_order_relaxed);
 }
 

@@ -259,9 +259,9 @@ typedef struct sc_thread_s {
   int64_t sampled_left; /* while every malloc is seen: those until a sample */
   sc_arena_t *self;
   sc_arena_t *arena; /* the thread's arena, NULL before it has one */
-  /* The top of the thread's own glibc arena (sys_trim.c): the paced trims
-   * it saw when it last shrank it or bound its arena, its arena's system
-   * bytes made then, and whether it made system blocks without an arena
+  /* The top of the thread's own glibc arena (sys_trim.c): the trims it
+   * saw when it last shrank it or bound its arena, its arena's system
+   * blocks made then, and whether it made system blocks without an arena
    * since. */
   uint64_t sys_shrunk_trims;
   uint64_t sys_shrunk_made;

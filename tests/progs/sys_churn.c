@@ -38,7 +38,9 @@
  *                        malloc_trim(0) once the threads freed theirs.
  *   sys_churn chosen MS  mallopt(M_TRIM_THRESHOLD, 128 KiB) first, then as
  *                        workers, then 60 cycles as cycles does; prints
- *                        what workers does, then "faults F". */
+ *                        what workers does, then "faults F".
+ *   sys_churn chosen-mmap MS  the same with mallopt(M_MMAP_THRESHOLD,
+ *                        256 KiB) instead. */
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -241,8 +243,10 @@ int main(int argc, char **argv) {
     cycles(n);
     return 0;
   }
-  if (strcmp(argv[1], "chosen") == 0) {
-    if (mallopt(M_TRIM_THRESHOLD, 128 << 10) == 0) return 3;
+  if (strcmp(argv[1], "chosen") == 0 || strcmp(argv[1], "chosen-mmap") == 0) {
+    bool mmap = strcmp(argv[1], "chosen-mmap") == 0;
+    if (mallopt(mmap ? M_MMAP_THRESHOLD : M_TRIM_THRESHOLD, mmap ? 256 << 10 : 128 << 10) == 0)
+      return 3;
     workers(n, false);
     cycles(60);
     return 0;
