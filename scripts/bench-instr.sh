@@ -18,7 +18,12 @@
 # pairs made removes startup, library loading and exit. The harness's own
 # work per pair (stamping and checking blocks, the loop) is measured the
 # same way with `micro --alloc none` and subtracted to give the net figure.
-# Writes bench/results/instr.md and, for libsizeclass, the per-function
+# Each run is also split at the program's calls into the allocator
+# (scripts/cg_split.py): the instructions inside the allocator per pair,
+# which no harness subtraction touches (the net figure's harness, measured
+# without any call, misses what the calls cost the caller around them:
+# saved registers, the call itself). Writes bench/results/instr.md and,
+# for libsizeclass, the per-function
 # profiles bench/results/instr-profile.txt (default tier) and
 # instr-profile-stats.txt (exact tier), from callgrind_annotate.
 #
@@ -94,18 +99,26 @@ instr() {
   echo "$(awk '/^(summary|totals):/ { print $2; exit }' "$outfile") $ops"
 }
 
-# per_pair PRELOAD ENV ARGS... — (Ir(PAIRS) - Ir(0)) / pairs made, 2 decimals.
+# alloc_ir CALLGRIND_FILE — instructions in the program's calls into the
+# allocator (inclusive), from scripts/cg_split.py.
+alloc_ir() { python3 scripts/cg_split.py "$1" | sed -nE 's/.* alloc_Ir=([0-9]+).*/\1/p'; }
+
+# per_pair PRELOAD ENV ARGS... — "RAW INSIDE": (Ir(PAIRS) - Ir(0)) / pairs
+# made, and the same of the instructions inside the allocator, 2 decimals.
 per_pair() {
   local preload=$1 extra=$2
   shift 2
-  local full zero
+  local full zero af az
   full=$(instr "$preload" "$extra" "$TMP/cg.full" "$@" --pairs "$PAIRS") || return 1
   zero=$(instr "$preload" "$extra" "$TMP/cg.zero" "$@" --pairs 0) || return 1
-  awk -v f="${full% *}" -v z="${zero% *}" -v n="${full#* }" 'BEGIN { printf "%.2f", (f - z) / n }'
+  af=$(alloc_ir "$TMP/cg.full")
+  az=$(alloc_ir "$TMP/cg.zero")
+  awk -v f="${full% *}" -v z="${zero% *}" -v n="${full#* }" -v af="${af:-0}" -v az="${az:-0}" \
+    'BEGIN { printf "%.2f %.2f", (f - z) / n, (af - az) / n }'
 }
 
 FAILS=0
-declare -A RAW NET HARNESS
+declare -A RAW NET HARNESS INSIDE
 for w in "${WORKLOADS[@]}"; do
   wl=${w%%|*}
   args=${w#*|}
@@ -113,6 +126,7 @@ for w in "${WORKLOADS[@]}"; do
   [ "$wl" = "$MIXED" ] && PROG=${MICRO}_mixed
   # shellcheck disable=SC2086
   HARNESS[$wl]=$(per_pair "" "" $args --alloc none) || { FAILS=$((FAILS + 1)); HARNESS[$wl]=0; }
+  HARNESS[$wl]=${HARNESS[$wl]%% *}
   echo "harness ($wl): ${HARNESS[$wl]} instructions per pair" >&2
   for a in "${ALLOCS[@]}"; do
     IFS='|' read -r label preload extra <<<"$a"
@@ -123,6 +137,8 @@ for w in "${WORKLOADS[@]}"; do
     fi
     # shellcheck disable=SC2086
     if v=$(per_pair "$preload" "$extra" $args); then
+      INSIDE[$label,$wl]=${v#* }
+      v=${v%% *}
       RAW[$label,$wl]=$v
       NET[$label,$wl]=$(awk -v v="$v" -v h="${HARNESS[$wl]}" 'BEGIN { printf "%.1f", v - h }')
       echo "$label ($wl): $v per pair, ${NET[$label,$wl]} net" >&2
@@ -159,6 +175,30 @@ mkdir -p "$OUT"
       wl=${w%%|*}
       printf ' %s | %s |' "${NET[$label,$wl]:-FAIL}" "${RAW[$label,$wl]:-FAIL}"
     done
+    echo
+  done
+  echo
+  echo "Inside the allocator: instructions per pair in the program's calls into it"
+  echo "(inclusive, from the call sites: scripts/cg_split.py), which no harness subtraction"
+  echo "touches. The harness as it runs around real calls (raw minus inside) against the"
+  echo "harness measured without any call (the net figure's):"
+  for w in "${WORKLOADS[@]}"; do
+    wl=${w%%|*}
+    situ=$(awk -v r="${RAW[libsizeclass,$wl]:-0}" -v i="${INSIDE[libsizeclass,$wl]:-0}" \
+      'BEGIN { printf "%.1f", r - i }')
+    echo "- $wl: ${HARNESS[$wl]} without calls, $situ around libsizeclass's calls"
+  done
+  echo
+  printf '| allocator |'
+  for w in "${WORKLOADS[@]}"; do printf ' %s inside |' "${w%%|*}"; done
+  echo
+  printf '|---|'
+  for _ in "${WORKLOADS[@]}"; do printf -- '---:|'; done
+  echo
+  for a in "${ALLOCS[@]}"; do
+    label=${a%%|*}
+    printf '| %s |' "$label"
+    for w in "${WORKLOADS[@]}"; do printf ' %s |' "${INSIDE[$label,${w%%|*}]:-FAIL}"; done
     echo
   done
   echo

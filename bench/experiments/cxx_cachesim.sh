@@ -61,6 +61,6 @@ for w in "cxx-game|$BUILD/bench/cxx_game --frames $FRAMES" "cppcheck|cppcheck -q
     out="$OUT/cg.$wl.$label"
     env "${envs[@]}" "${CG[@]}" --callgrind-out-file="$out" "${argv[@]}" >/dev/null 2>"$out.err" ||
       { echo "$wl $label FAILED (see $out.err)"; continue; }
-    echo "$wl $label peak_rss_kb=$(peak_kb "$so" "${argv[@]}") $(python3 bench/experiments/cg_split.py "$out")"
+    echo "$wl $label peak_rss_kb=$(peak_kb "$so" "${argv[@]}") $(python3 scripts/cg_split.py "$out")"
   done
 done
