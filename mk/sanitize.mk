@@ -88,6 +88,7 @@ ASAN_TEST_BINS := $(patsubst tests/%.c,$(ASAN_DIR)/tests/%,$(TEST_SRCS))
 $(ASAN_DIR)/obj/src/core/fallback.o: ASAN_EXTRA := $(SC_SYS_TO_ASAN) -fno-builtin
 # glibc's thresholds through ASan's mallopt, which refuses them: no paced trim.
 $(ASAN_DIR)/obj/src/core/sys_trim.o: ASAN_EXTRA := -D__libc_mallopt=mallopt
+$(ASAN_DIR)/obj/src/core/sys_top.o: ASAN_EXTRA := -D__libc_mallopt=mallopt
 $(ASAN_DIR)/obj/shim/shim.o: ASAN_EXTRA := $(SC_RENAME)
 # ASan brings its own operator new and delete.
 $(ASAN_DIR)/obj/shim/cxx.o: ASAN_EXTRA := -DSC_NO_CXX_OPERATORS
@@ -180,6 +181,7 @@ $(TSAN_DIR)/obj/src/core/fallback.o: TSAN_EXTRA := $(SC_SYS_TO_ASAN) -fno-builti
 $(TSAN_DIR)/obj/src/core/hooks.o: TSAN_EXTRA := -D__SANITIZE_ADDRESS__=1
 # glibc's thresholds through the sanitizer's mallopt, as before it was ours.
 $(TSAN_DIR)/obj/src/core/sys_trim.o: TSAN_EXTRA := -D__libc_mallopt=mallopt
+$(TSAN_DIR)/obj/src/core/sys_top.o: TSAN_EXTRA := -D__libc_mallopt=mallopt
 $(TSAN_DIR)/obj/shim/shim.o: TSAN_EXTRA := $(SC_RENAME)
 $(TSAN_DIR)/obj/shim/cxx.o: TSAN_EXTRA := -DSC_NO_CXX_OPERATORS
 

@@ -108,7 +108,7 @@ static void thread_bind(sc_arena_t *a) {
    * page's owner equals (the features' free finds the arena from it). */
   t->self = (sc__features & SC_FEATURES_SEE_FREES) ? (sc_arena_t *)((uintptr_t)a + 1) : a;
   t->sample_left = sc__ops.lifecycle.countdown_start();
-  sc__sys_trim_bind(a);
+  sc__sys_top_bind(a);
 }
 
 /** An arena without a thread allocates from no page: its heads lose their
@@ -131,6 +131,7 @@ static void arena_abandon(void *arg) {
   if (sc__thread.arena != a) return; /* stale value: a is not this thread's */
   sc_validate_arena(a, true);        /* every page, before it is handed on */
   if (sc__features != 0) sc__ops.lifecycle.thread_exit(a);
+  sc__sys_top_thread_exit(a);
   thread_bind(NULL);
   a->thread = NULL;
   a->bound = 0;

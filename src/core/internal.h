@@ -118,9 +118,12 @@ void sc__sys_trim_poll(void);
  * bytes, and the shrink of the thread's own glibc heap after a trim (two
  * loads and compares otherwise). */
 void sc__sys_trim_tick(sc_arena_t *a, uint64_t now);
-/** The calling thread bound arena a: the trims before now are not its to
- * follow. */
-void sc__sys_trim_bind(sc_arena_t *a);
+/** glibc's trim threshold under the paced policy: glibc never trims a
+ * heap on its own below it (effectively never). */
+#define SC_SYS_TRIM_THRESHOLD (1 << 30)
+/** glibc's mallopt, under a name the library does not define (glibc's: not
+ * hidden like the rest of this header). */
+extern int __libc_mallopt(int param, int value) __attribute__((visibility("default")));
 /** A thread without an arena freed `bytes` of system blocks (one shared,
  * atomic count of them). */
 void sc__sys_trim_freed_shared(uint64_t bytes);
@@ -133,6 +136,28 @@ int sc__sys_trim(size_t pad);
 int sc__sys_trim_now(size_t pad);
 /** True when the paced policy is in force; paced trims so far. */
 bool sc__sys_trim_paced(void);
+/** The paced policy stops (the program's mallopt). */
+void sc__sys_trim_stop(void);
+
+/* ---- sys_top.c (glibc's thread arenas' tops, glibc's trim threshold) ---- */
+/** Fork handlers around the threshold; once the paced policy is on. */
+void sc__sys_top_init(void);
+/** True when the program set a glibc threshold with mallopt. */
+bool sc__sys_top_chosen(void);
+/** A trim (paced, or the program's): every thread shrinks its glibc
+ * arena's top at its next sc__sys_top_follow. */
+void sc__sys_top_trimmed(void);
+/** The calling thread bound arena a: the trims before now are not its to
+ * follow (unless it made system blocks before it had an arena). */
+void sc__sys_top_bind(sc_arena_t *a);
+/** The calling thread (a: its arena, or NULL) follows the trims it has not:
+ * it shrinks its glibc arena's top if it made system blocks since it last
+ * did (a load and a compare otherwise). */
+void sc__sys_top_follow(sc_arena_t *a);
+/** The calling thread ends: its glibc arena's top goes back if
+ * SC_SYS_TRIM_DEBT or more of it is free and the thread made system
+ * blocks since it last shrank it. */
+void sc__sys_top_thread_exit(sc_arena_t *a);
 /** mallopt: glibc's; a program's own trim or mmap threshold or top pad
  * stops the paced policy first. */
 int sc__mallopt(int param, int value);

@@ -33,25 +33,11 @@
  *    its blocks and the tails of its swings, which its next steps fault in
  *    again.
  *
- * malloc_trim returns the free chunks of every glibc arena but shrinks only
- * the main arena's top; another arena shrinks its top only inside a free
- * that glibc's threshold allows, which the policy sets out of reach. So
- * after a trim (paced, or the program's malloc_trim or sc_trim), each
- * thread that made system blocks since it last shrank its glibc arena's
- * top shrinks it at its next purge step (or look; the program's trim: its
- * own thread at once):
- * the threshold lowered to glibc's default for one free of a 64 KiB block
- * of its own (a free of that size runs glibc's heap trim on its arena).
- * One thread at a time, since the threshold is glibc's, process-wide. A
- * thread that ended keeps its arena's top until another thread takes the
- * arena over and shrinks it after a later trim.
- *
- * A program that sets glibc's trim or mmap threshold or top pad itself
- * (mallopt, which the library defines to see it) chose glibc's own
- * trimming: the paced policy stops from then on, as with GLIBC_TUNABLES. */
+ * glibc's malloc_trim shrinks only its main arena's top: what the other
+ * arenas' threads do after a trim, and a program's own thresholds
+ * (mallopt), are sys_top.c's. */
 #include <dlfcn.h>
 #include <malloc.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,27 +50,11 @@
 
 /** glibc's ceiling for its dynamic mmap threshold (64-bit). */
 #define SC_SYS_MMAP_THRESHOLD (32 << 20)
-/** glibc never trims a heap on its own below this (effectively never). */
-#define SC_SYS_TRIM_THRESHOLD (1 << 30)
 
-/** glibc's trim threshold while a thread shrinks its own arena's top:
- * glibc's default, what it would have trimmed alone. */
-#define SC_SYS_SHRINK_THRESHOLD (128 << 10)
-/** A free of at least this much runs glibc's heap trim on the block's
- * arena (glibc's FASTBIN_CONSOLIDATION_THRESHOLD). */
-#define SC_SYS_SHRINK_BLOCK (64 << 10)
-
-/* glibc's mallopt, under the name the library does not define. */
-extern int __libc_mallopt(int param, int value);
-
-static _Atomic bool paced;  /* the policy above is in force */
-static _Atomic bool chosen; /* the program set a threshold with mallopt */
+static _Atomic bool paced; /* the policy above is in force */
 /* glibc's malloc_trim; NULL: not found (in the hooks' page, core/hooks.h) */
 #define trim_fn (sc__hooks_page.sys_trim_fn)
 static _Atomic uint64_t trims; /* paced trims so far */
-/* Trims whose free arena tops the threads follow: the paced ones and the
- * program's own (malloc_trim, sc_trim). */
-static _Atomic uint64_t trim_epoch;
 /* The system blocks' live bytes: the most a look saw since the last trim
  * (after a trim, what was live then). */
 static _Atomic int64_t level;
@@ -92,47 +62,10 @@ static _Atomic uint64_t drop_since_ns; /* the first look that saw the drop; 0: n
 /** How often the arenas' purge steps look, all of them together. */
 #define SC_SYS_TICK_LOOK_NS (25 * 1000000ull)
 static _Atomic uint64_t tick_look_ns; /* when a purge step last looked */
-/* The thread that holds glibc's trim threshold (to lower it for a shrink,
- * or to set the program's): NULL when none. */
-static _Atomic(sc_thread_t *) holder;
-static _Atomic uint64_t shrinks; /* arena tops shrunk so far */
-
 /** True when GLIBC_TUNABLES sets one of glibc's malloc thresholds. */
 static bool tunables_set(void) {
   const char *t = getenv("GLIBC_TUNABLES");
   return t != NULL && (strstr(t, "trim_threshold") != NULL || strstr(t, "mmap_threshold") != NULL);
-}
-
-/** Hold glibc's trim threshold, waiting for another holder (a shrink
- * takes microseconds); false when the calling thread holds it already (a
- * signal handler that allocates, run inside its own shrink). */
-static bool threshold_take(void) {
-  sc_thread_t *self = &sc__thread;
-  for (;;) {
-    sc_thread_t *none = NULL;
-    if (atomic_compare_exchange_weak_explicit(&holder, &none, self, memory_order_acquire,
-                                              memory_order_relaxed))
-      return true;
-    if (none == self) return false;
-    sched_yield();
-  }
-}
-
-static void threshold_give(void) { atomic_store_explicit(&holder, NULL, memory_order_release); }
-
-/* fork: the threshold is held across it (glibc serialises forks and takes
- * its own locks after these handlers), so a child never starts with it
- * lowered by another thread. */
-static bool fork_took;
-static void fork_prepare(void) { fork_took = threshold_take(); }
-static void fork_parent(void) {
-  if (fork_took) threshold_give();
-}
-static void fork_child(void) {
-  /* Not taken: this thread forked from a signal handler inside its own
-   * shrink, which may have lowered it. */
-  if (!fork_took && sc__sys_trim_paced()) __libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD);
-  threshold_give();
 }
 
 sc_startup void sc__sys_trim_init(void) {
@@ -144,54 +77,27 @@ sc_startup void sc__sys_trim_init(void) {
   sc__hooks_write_end();
   /* The settings (settings.c) said no to a bad value already. */
   if (sc__setting(SC_SET_SYSTEM_TRIM) == SC_SYSTEM_TRIM_GLIBC || tunables_set()) return;
-  if (atomic_load_explicit(&chosen, memory_order_relaxed)) return; /* mallopt before this */
+  if (sc__sys_top_chosen()) return; /* the program's mallopt, before this */
   /* mallopt does not allocate; glibc runs it under its own locks. */
   if (__libc_mallopt(M_MMAP_THRESHOLD, SC_SYS_MMAP_THRESHOLD) == 0) return;
   if (__libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD) == 0) return;
   atomic_store_explicit(&paced, true, memory_order_relaxed);
-  sc__os_atfork(fork_prepare, fork_parent, fork_child);
+  sc__sys_top_init();
 }
 
 int sc__sys_trim(size_t pad) { return trim_fn != NULL ? trim_fn(pad) : 0; }
 
 bool sc__sys_trim_paced(void) { return atomic_load_explicit(&paced, memory_order_relaxed); }
 
-static void shrink_own_top_if_due(sc_arena_t *a);
+void sc__sys_trim_stop(void) { atomic_store_explicit(&paced, false, memory_order_relaxed); }
 
 int sc__sys_trim_now(size_t pad) {
   int r = sc__sys_trim(pad);
   if (!sc__sys_trim_paced()) return r; /* glibc trims the tops in its frees */
-  /* The other threads shrink theirs at their next purge step (the trim
-   * asked each arena for one: purge.c); this one now. */
-  atomic_fetch_add_explicit(&trim_epoch, 1, memory_order_relaxed);
-  shrink_own_top_if_due(sc__thread.arena);
-  return r;
-}
-
-/** glibc's static thresholds, as after a program's own mallopt of one of
- * them under glibc alone (the dynamic mmap threshold then stops). */
-#define SC_GLIBC_TRIM_THRESHOLD (128 << 10)
-#define SC_GLIBC_MMAP_THRESHOLD (128 << 10)
-
-int sc__mallopt(int param, int value) {
-  if (param != M_TRIM_THRESHOLD && param != M_MMAP_THRESHOLD && param != M_TOP_PAD)
-    return __libc_mallopt(param, value);
-  if (!sc__sys_trim_paced()) {
-    int r = __libc_mallopt(param, value);
-    if (r == 1) atomic_store_explicit(&chosen, true, memory_order_relaxed); /* before our start */
-    return r;
-  }
-  /* Held, so that no shrink sets the threshold back after this. */
-  bool took = threshold_take();
-  int r = __libc_mallopt(param, value);
-  if (r == 1 && !atomic_exchange_explicit(&chosen, true, memory_order_relaxed)) {
-    /* The program chose glibc's trimming: no pacing from now on, and
-     * glibc's values for what the library had set and it did not. */
-    atomic_store_explicit(&paced, false, memory_order_relaxed);
-    if (param != M_TRIM_THRESHOLD) __libc_mallopt(M_TRIM_THRESHOLD, SC_GLIBC_TRIM_THRESHOLD);
-    if (param != M_MMAP_THRESHOLD) __libc_mallopt(M_MMAP_THRESHOLD, SC_GLIBC_MMAP_THRESHOLD);
-  }
-  if (took) threshold_give();
+  /* The other threads shrink their glibc arenas' tops at their next purge
+   * step (the trim asks each arena for one: purge.c); this one now. */
+  sc__sys_top_trimmed();
+  sc__sys_top_follow(sc__thread.arena);
   return r;
 }
 
@@ -251,60 +157,18 @@ static void trim_if_due(void) {
   sc__sys_trim(0);
   atomic_store_explicit(&level, live_bytes(), memory_order_relaxed);
   atomic_fetch_add_explicit(&trims, 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&trim_epoch, 1, memory_order_relaxed);
-}
-
-void sc__sys_trim_bind(sc_arena_t *a) {
-  sc_thread_t *t = &sc__thread;
-  t->sys_shrunk_made = a->fallback.allocs;
-  /* A thread that made system blocks before it had an arena may have
-   * freed them before a trim it has not followed: it follows every one. */
-  if (!t->sys_made_unbound)
-    t->sys_shrunk_trims = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
-}
-
-/** After a trim the calling thread has not followed: shrink the top of
- * its own glibc arena if it made system blocks since it last did (a: its
- * arena, or NULL). Blocks, not bytes: a realloc grows a block in the
- * block's arena, which may be another thread's. */
-static void shrink_own_top_if_due(sc_arena_t *a) {
-  sc_thread_t *t = &sc__thread;
-  uint64_t seen = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
-  if (sc_likely(seen == t->sys_shrunk_trims)) return;
-  uint64_t made = a != NULL ? a->fallback.allocs : t->sys_shrunk_made;
-  if (made == t->sys_shrunk_made && !t->sys_made_unbound) {
-    t->sys_shrunk_trims = seen; /* no system block since: its glibc arena did not grow */
-    return;
-  }
-  /* A wait for another thread's shrink, not a later step: none may come
-   * (SIZECLASS_PURGE_STEP=0: only the trim's request). */
-  if (!threshold_take()) return; /* this thread's own, further up the stack */
-  if (!sc__sys_trim_paced()) {   /* the program set a threshold of its own meanwhile */
-    threshold_give();
-    return;
-  }
-  t->sys_shrunk_trims = seen;
-  t->sys_shrunk_made = made;
-  t->sys_made_unbound = 0;
-  __libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_SHRINK_THRESHOLD);
-  /* glibc's own functions: the block is no system block of the program's
-   * (not recorded, not counted). */
-  void *p = sc__hooks_page.libc.malloc_fn(SC_SYS_SHRINK_BLOCK);
-  if (p != NULL) sc__hooks_page.libc.free_fn(p);
-  __libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD);
-  threshold_give();
-  atomic_fetch_add_explicit(&shrinks, 1, memory_order_relaxed);
+  sc__sys_top_trimmed();
 }
 
 void sc__sys_trim_poll(void) {
   if (!sc__sys_trim_paced()) return;
   trim_if_due();
-  shrink_own_top_if_due(sc__thread.arena);
+  sc__sys_top_follow(sc__thread.arena);
 }
 
 void sc__sys_trim_tick(sc_arena_t *a, uint64_t now) {
   if (!sc__sys_trim_paced()) return;
-  if (a == sc__thread.arena) shrink_own_top_if_due(a);
+  if (a == sc__thread.arena) sc__sys_top_follow(a);
   /* One look every SC_SYS_TICK_LOOK_NS among all the arenas' steps. */
   uint64_t last = atomic_load_explicit(&tick_look_ns, memory_order_relaxed);
   if (now < last || now - last < SC_SYS_TICK_LOOK_NS) return; /* last: a newer look */
@@ -320,7 +184,7 @@ static _Atomic uint64_t shared_debt;
 void sc__sys_trim_freed_shared(uint64_t bytes) {
   if (!sc__sys_trim_paced()) return;
   uint64_t debt = atomic_fetch_add_explicit(&shared_debt, bytes, memory_order_relaxed) + bytes;
-  shrink_own_top_if_due(NULL);
+  sc__sys_top_follow(NULL);
   if (debt < SC_SYS_TRIM_DEBT) return;
   atomic_store_explicit(&shared_debt, 0, memory_order_relaxed);
   trim_if_due();

@@ -36,6 +36,9 @@
  *                        block first (its arena exists when the trim asks
  *                        it for a step), and the main thread calls
  *                        malloc_trim(0) once the threads freed theirs.
+ *   sys_churn leavers N  4 threads each make N MiB in 64 KiB blocks (in
+ *                        their own glibc arenas), free them and end.
+ *                        Prints "peak P" and "after A" (once they ended).
  *   sys_churn chosen MS  mallopt(M_TRIM_THRESHOLD, 128 KiB) first, then as
  *                        workers, then 60 cycles as cycles does; prints
  *                        what workers does, then "faults F".
@@ -236,6 +239,41 @@ static void workers(long ms, bool trim) {
   printf("after %zu\ntrims %ld\n", rss_resident_bytes(), system_trims());
 }
 
+enum { LEAVERS = 4 };
+static pthread_barrier_t leavers_made;
+static long leaver_blocks;
+
+/** One thread of `leavers`: its blocks made, freed, and the thread ends. */
+static void *leaver_thread(void *arg) {
+  (void)arg;
+  free(malloc(64)); /* a small block: the thread has an arena (whose end it sees) */
+  void **mine = malloc((size_t)leaver_blocks * sizeof(void *));
+  if (mine == NULL) exit(3);
+  for (long i = 0; i < leaver_blocks; i++) {
+    if ((mine[i] = malloc(64 << 10)) == NULL) exit(3);
+    memset(mine[i], (int)i, 64 << 10);
+  }
+  pthread_barrier_wait(&leavers_made); /* the main thread reads the peak */
+  pthread_barrier_wait(&leavers_made);
+  for (long i = 0; i < leaver_blocks; i++) free(mine[i]);
+  free(mine);
+  return NULL;
+}
+
+/** 4 threads make `mib` MiB each, free them and end. */
+static void leavers(long mib) {
+  pthread_t t[LEAVERS];
+  leaver_blocks = mib * 16;
+  if (pthread_barrier_init(&leavers_made, NULL, LEAVERS + 1) != 0) exit(3);
+  for (int k = 0; k < LEAVERS; k++)
+    if (pthread_create(&t[k], NULL, leaver_thread, NULL) != 0) exit(3);
+  pthread_barrier_wait(&leavers_made);
+  printf("peak %zu\n", rss_resident_bytes());
+  pthread_barrier_wait(&leavers_made);
+  for (int k = 0; k < LEAVERS; k++) pthread_join(t[k], NULL);
+  printf("after %zu\n", rss_resident_bytes());
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) return 2;
   long n = atol(argv[2]);
@@ -272,6 +310,10 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "workers") == 0 || strcmp(argv[1], "workers-trim") == 0) {
     workers(n, strcmp(argv[1], "workers-trim") == 0);
+    return 0;
+  }
+  if (strcmp(argv[1], "leavers") == 0) {
+    leavers(n);
     return 0;
   }
   if (strcmp(argv[1], "quiet") == 0) {
