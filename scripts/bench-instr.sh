@@ -117,6 +117,31 @@ per_pair() {
     'BEGIN { printf "%.2f %.2f", (f - z) / n, (af - az) / n }'
 }
 
+# table NAME:TITLE... — a markdown table, a row per allocator and, per
+# workload, a column for each NAME (an array keyed "label,workload"),
+# headed "workload TITLE".
+table() {
+  local a w c label
+  printf '| allocator |'
+  for w in "${WORKLOADS[@]}"; do for c in "$@"; do printf ' %s %s |' "${w%%|*}" "${c#*:}"; done; done
+  echo
+  printf '|---|'
+  for w in "${WORKLOADS[@]}"; do for c in "$@"; do printf -- '---:|'; done; done
+  echo
+  for a in "${ALLOCS[@]}"; do
+    label=${a%%|*}
+    printf '| %s |' "$label"
+    for w in "${WORKLOADS[@]}"; do
+      for c in "$@"; do
+        local -n col=${c%%:*}
+        printf ' %s |' "${col[$label,${w%%|*}]:-FAIL}"
+        unset -n col
+      done
+    done
+    echo
+  done
+}
+
 FAILS=0
 declare -A RAW NET HARNESS INSIDE
 for w in "${WORKLOADS[@]}"; do
@@ -162,21 +187,7 @@ mkdir -p "$OUT"
   for w in "${WORKLOADS[@]}"; do echo "  - ${w%%|*}: ${HARNESS[${w%%|*}]}"; done
   echo "- valgrind $(valgrind --version | sed 's/valgrind-//'); reproduce: \`make bench-instr\`"
   echo
-  printf '| allocator |'
-  for w in "${WORKLOADS[@]}"; do printf ' %s net | %s raw |' "${w%%|*}" "${w%%|*}"; done
-  echo
-  printf '|---|'
-  for _ in "${WORKLOADS[@]}"; do printf -- '---:|---:|'; done
-  echo
-  for a in "${ALLOCS[@]}"; do
-    label=${a%%|*}
-    printf '| %s |' "$label"
-    for w in "${WORKLOADS[@]}"; do
-      wl=${w%%|*}
-      printf ' %s | %s |' "${NET[$label,$wl]:-FAIL}" "${RAW[$label,$wl]:-FAIL}"
-    done
-    echo
-  done
+  table NET:net RAW:raw
   echo
   echo "Inside the allocator: instructions per pair in the program's calls into it"
   echo "(inclusive, from the call sites: scripts/cg_split.py), which no harness subtraction"
@@ -189,18 +200,7 @@ mkdir -p "$OUT"
     echo "- $wl: ${HARNESS[$wl]} without calls, $situ around libsizeclass's calls"
   done
   echo
-  printf '| allocator |'
-  for w in "${WORKLOADS[@]}"; do printf ' %s inside |' "${w%%|*}"; done
-  echo
-  printf '|---|'
-  for _ in "${WORKLOADS[@]}"; do printf -- '---:|'; done
-  echo
-  for a in "${ALLOCS[@]}"; do
-    label=${a%%|*}
-    printf '| %s |' "$label"
-    for w in "${WORKLOADS[@]}"; do printf ' %s |' "${INSIDE[$label,${w%%|*}]:-FAIL}"; done
-    echo
-  done
+  table INSIDE:inside
   echo
   echo "Targets (issue 18), net instructions per pair: the default tier at most 4 over its"
   echo "figures before the shared feature test (66.0 LIFO, 68.8 random), the exact tier"

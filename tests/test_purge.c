@@ -562,6 +562,16 @@ static void burst_goes_back(const char *mode, const char *ms) {
   cr_assert_lt(after, peak / 2, "%s: peak %zu, held %zu, after %zu", mode, peak, held, after);
 }
 
+/** Run sys_churn `mode` `arg` (a burst of 64 MiB or more) with env, and
+ * read its "peak P", "after A" and "trims T" lines. */
+static void run_sys_burst(const char *const *env, const char *mode, const char *arg, size_t *peak,
+                          size_t *after, long *trims) {
+  char *out = run_churn(env, mode, arg);
+  cr_assert_eq(sscanf(out, "peak %zu\nafter %zu\ntrims %ld", peak, after, trims), 3, "%s", out);
+  free(out);
+  cr_assert_geq(*peak, 64 * MIB, "%s: peak %zu", mode, *peak);
+}
+
 /* A freed burst of system blocks is returned once the purge delay passed,
  * at the next free of enough system memory. */
 Test(purge, system_burst_returns_after_the_delay) { burst_goes_back("burst", "200"); }
@@ -602,12 +612,9 @@ Test(purge, a_drop_that_holds_under_churn_is_trimmed) {
  * arenas) see the level and the drop. */
 Test(purge, system_burst_freed_by_many_threads_returns) {
   const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=50", NULL};
-  char *out = run_churn(env, "spread", "600");
   size_t peak = 0, after = 0;
   long trims = -2;
-  cr_assert_eq(sscanf(out, "peak %zu\nafter %zu\ntrims %ld", &peak, &after, &trims), 3, "%s", out);
-  free(out);
-  cr_assert_geq(peak, 64 * MIB);
+  run_sys_burst(env, "spread", "600", &peak, &after, &trims);
   cr_assert_lt(after, peak / 2, "peak %zu, after %zu, %ld paced trims", peak, after, trims);
 }
 
@@ -617,12 +624,9 @@ Test(purge, system_burst_freed_by_many_threads_returns) {
  * (Before: 71.6 MiB at the end; glibc alone 4.5.) */
 Test(purge, system_burst_of_worker_threads_returns) {
   const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=50", NULL};
-  char *out = run_churn(env, "workers", "600");
   size_t peak = 0, after = 0;
   long trims = -2;
-  cr_assert_eq(sscanf(out, "peak %zu\nafter %zu\ntrims %ld", &peak, &after, &trims), 3, "%s", out);
-  free(out);
-  cr_assert_geq(peak, 64 * MIB);
+  run_sys_burst(env, "workers", "600", &peak, &after, &trims);
   cr_assert_geq(trims, 1, "no paced trim (peak %zu, after %zu)", peak, after);
   cr_assert_lt(after, peak / 4, "peak %zu, after %zu, %ld paced trims", peak, after, trims);
 }
@@ -632,12 +636,9 @@ Test(purge, system_burst_of_worker_threads_returns) {
  * for a purge step, which shrinks its glibc arena's top too. */
 Test(purge, malloc_trim_returns_worker_threads_tops) {
   const char *env[] = {"SIZECLASS_PURGE_DELAY_MS=50", "SIZECLASS_PURGE_STEP=0", NULL};
-  char *out = run_churn(env, "workers-trim", "600");
   size_t peak = 0, after = 0;
   long trims = -2;
-  cr_assert_eq(sscanf(out, "peak %zu\nafter %zu\ntrims %ld", &peak, &after, &trims), 3, "%s", out);
-  free(out);
-  cr_assert_geq(peak, 64 * MIB);
+  run_sys_burst(env, "workers-trim", "600", &peak, &after, &trims);
   cr_assert_eq(trims, 0, "%ld paced trims with SIZECLASS_PURGE_STEP=0", trims);
   cr_assert_lt(after, peak / 4, "peak %zu, after %zu", peak, after);
 }
