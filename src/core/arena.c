@@ -131,7 +131,7 @@ static void arena_abandon(void *arg) {
   if (sc__thread.arena != a) return; /* stale value: a is not this thread's */
   sc_validate_arena(a, true);        /* every page, before it is handed on */
   if (sc__features != 0) sc__ops.lifecycle.thread_exit(a);
-  sc__sys_top_thread_exit(a);
+  if (!thread_exited) sc__sys_top_thread_exit(a); /* not again for an arena borrowed after */
   thread_bind(NULL);
   a->thread = NULL;
   a->bound = 0;

@@ -272,7 +272,7 @@ static void count_call(int call, const void *p, uint64_t bytes, bool made, uint6
       if (freed != 0) __atomic_store_n(&k->bytes_freed, k->bytes_freed + freed, __ATOMIC_RELAXED);
     }
   } else {
-    if (made) sc__thread.sys_made_unbound = 1; /* its glibc arena's top: sys_trim.c */
+    sc__thread.sys_used_unbound = 1; /* its glibc arena's top: sys_top.c */
     sc_fallback_shared_t *s = &sc__fallback_shared;
     _Atomic uint64_t *calls = call == CALL_MALLOC    ? &s->malloc_calls
                               : call == CALL_ALIGNED ? &s->aligned_calls
@@ -397,21 +397,27 @@ static sc_noinline void sys_free_any(void *p, uint32_t info) {
   uint64_t bytes = block_size(p);
   if (sc__features != 0) sc__ops.sys.on_free(p, info, bytes);
   sc_arena_t *a = sc__thread.arena;
+  bool look = false;
   if (sc_likely(a != NULL)) {
     a->fallback.frees++;
     uint64_t freed = a->fallback.bytes_freed + bytes;
     __atomic_store_n(&a->fallback.bytes_freed, freed, __ATOMIC_RELAXED);
     if (freed - a->sys_trim_mark >= SC_SYS_TRIM_DEBT) {
       a->sys_trim_mark = freed;
-      sc__sys_trim_poll();
+      look = true;
     }
   } else {
+    sc__thread.sys_used_unbound = 1; /* its glibc arena's top: sys_top.c */
     atomic_fetch_add_explicit(&sc__fallback_shared.frees, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&sc__fallback_shared.bytes_freed, bytes, memory_order_relaxed);
-    sc__sys_trim_freed_shared(bytes);
   }
   if (sc__features & SC_FEATURE_EXACT) sc__ops.sys.on_live(a, -(int64_t)bytes);
   glibc.free_fn(p);
+  /* After the free: a trim or a shrink now sees the block's memory free. */
+  if (a == NULL)
+    sc__sys_trim_freed_shared(bytes);
+  else if (look)
+    sc__sys_trim_poll();
 }
 
 /** The paced trim's look (sc__sys_trim_poll) once a thread has freed

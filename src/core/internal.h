@@ -130,7 +130,7 @@ void sc__sys_trim_freed_shared(uint64_t bytes);
 /** glibc's malloc_trim, when found (the constructor looks); 0 otherwise. */
 int sc__sys_trim(size_t pad);
 /** The program's trim (malloc_trim, sc_trim): glibc's malloc_trim, and
- * under the paced policy every thread that made system blocks shrinks its
+ * under the paced policy every thread that used system blocks shrinks its
  * own glibc arena's top, this one at once, the others at their next purge
  * step. */
 int sc__sys_trim_now(size_t pad);
@@ -148,10 +148,10 @@ bool sc__sys_top_chosen(void);
  * arena's top at its next sc__sys_top_follow. */
 void sc__sys_top_trimmed(void);
 /** The calling thread bound arena a: the trims before now are not its to
- * follow (unless it made system blocks before it had an arena). */
+ * follow (unless it used system blocks before it had an arena). */
 void sc__sys_top_bind(sc_arena_t *a);
 /** The calling thread (a: its arena, or NULL) follows the trims it has not:
- * it shrinks its glibc arena's top if it made system blocks since it last
+ * it shrinks its glibc arena's top if it used system blocks since it last
  * did (a load and a compare otherwise). */
 void sc__sys_top_follow(sc_arena_t *a);
 /** The calling thread ends: its glibc arena's top goes back if

@@ -10,14 +10,17 @@
  * of that size runs glibc's heap trim on the block's arena), then set back.
  * One thread at a time, since the threshold is process-wide.
  *  - After a trim (paced, or the program's malloc_trim or sc_trim), each
- *    thread that made system blocks since it last shrank its top does so
- *    at its next purge step or look (the program's trim: its own thread at
- *    once), at glibc's default threshold, 128 KiB: what glibc alone would
- *    have returned in its frees.
- *  - A thread that ends does so at SC_SYS_TRIM_DEBT: no later trim can
- *    reach its arena's top, and a top that large is a burst left behind,
- *    not a buffer the next thread to take the arena would reuse (rounds of
- *    short threads keep theirs, as the paced policy means them to).
+ *    thread that made, freed or resized system blocks since it last shrank
+ *    its top does so at its next purge step or look (the program's trim:
+ *    its own thread at once), at glibc's default threshold, 128 KiB: what
+ *    glibc alone would have returned in its frees.
+ *  - A thread that ends does so at SC_SYS_TRIM_DEBT, once (not again for
+ *    an arena it borrows later in its exit): no later trim can reach its
+ *    arena's top, and a top that large is a burst left behind, not a
+ *    buffer the next thread to take the arena would reuse (rounds of short
+ *    threads keep theirs, as the paced policy means them to). A thread
+ *    that never made a block of 1 KiB or less has no arena of ours, and
+ *    its end is not seen.
  *
  * A program that sets glibc's trim or mmap threshold or top pad itself
  * (mallopt, which the library defines to see it) chose glibc's own
@@ -87,12 +90,21 @@ bool sc__sys_top_chosen(void) { return atomic_load_explicit(&chosen, memory_orde
 
 void sc__sys_top_trimmed(void) { atomic_fetch_add_explicit(&trim_epoch, 1, memory_order_relaxed); }
 
+/** Arena a's system calls that can grow its thread's glibc arena's top: a
+ * free (the top grows when blocks are freed into it), a block made (it
+ * may come from the top, and be freed later), a realloc (in place, or a
+ * move). Plain counts on the owner's line. */
+static uint64_t system_calls(const sc_arena_t *a) {
+  const sc_fallback_counts_t *k = &a->fallback;
+  return k->allocs + k->frees + k->realloc_calls;
+}
+
 void sc__sys_top_bind(sc_arena_t *a) {
   sc_thread_t *t = &sc__thread;
-  t->sys_shrunk_made = a->fallback.allocs;
-  /* A thread that made system blocks before it had an arena may have
+  t->sys_shrunk_calls = system_calls(a);
+  /* A thread that used system blocks before it had an arena may have
    * freed them before a trim it has not followed: it follows every one. */
-  if (!t->sys_made_unbound)
+  if (!t->sys_used_unbound)
     t->sys_shrunk_trims = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
 }
 
@@ -118,29 +130,32 @@ static bool shrink_top(size_t threshold) {
   return true;
 }
 
-/** The system blocks the calling thread made (a: its arena, or NULL), and
- * whether any came since it last shrank its top. Blocks, not bytes: a
- * realloc grows a block in the block's arena, maybe another thread's. */
-static bool made_since(const sc_arena_t *a, uint64_t *made) {
+/** The calling thread's system calls (a: its arena, or NULL), and whether
+ * any came since it last shrank its top: a thread that touched no system
+ * block since has nothing new there (blocks of its arena that other
+ * threads free are missed: the owner's next call catches up). */
+static bool used_since(const sc_arena_t *a, uint64_t *calls) {
   sc_thread_t *t = &sc__thread;
-  *made = a != NULL ? a->fallback.allocs : t->sys_shrunk_made;
-  return *made != t->sys_shrunk_made || t->sys_made_unbound;
+  *calls = a != NULL ? system_calls(a) : t->sys_shrunk_calls;
+  return *calls != t->sys_shrunk_calls || t->sys_used_unbound;
 }
 
 void sc__sys_top_follow(sc_arena_t *a) {
   sc_thread_t *t = &sc__thread;
   uint64_t seen = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
   if (sc_likely(seen == t->sys_shrunk_trims)) return;
-  uint64_t made;
-  if (made_since(a, &made) && !shrink_top(SC_SYS_SHRINK_THRESHOLD)) return;
+  uint64_t calls;
+  if (used_since(a, &calls) && !shrink_top(SC_SYS_SHRINK_THRESHOLD)) return;
   t->sys_shrunk_trims = seen;
-  t->sys_shrunk_made = made;
-  t->sys_made_unbound = 0;
+  t->sys_shrunk_calls = calls;
+  t->sys_used_unbound = 0;
 }
 
 void sc__sys_top_thread_exit(sc_arena_t *a) {
-  uint64_t made;
-  if (sc__sys_trim_paced() && made_since(a, &made)) shrink_top(SC_SYS_TRIM_DEBT);
+  uint64_t calls;
+  if (!sc__sys_trim_paced() || !used_since(a, &calls)) return;
+  shrink_top(SC_SYS_TRIM_DEBT);
+  sc__thread.sys_used_unbound = 0; /* once: arenas borrowed later in the exit bind again */
 }
 
 int sc__mallopt(int param, int value) {

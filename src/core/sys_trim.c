@@ -79,8 +79,9 @@ sc_startup void sc__sys_trim_init(void) {
   if (sc__setting(SC_SET_SYSTEM_TRIM) == SC_SYSTEM_TRIM_GLIBC || tunables_set()) return;
   if (sc__sys_top_chosen()) return; /* the program's mallopt, before this */
   /* mallopt does not allocate; glibc runs it under its own locks. */
-  if (__libc_mallopt(M_MMAP_THRESHOLD, SC_SYS_MMAP_THRESHOLD) == 0) return;
-  if (__libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD) == 0) return;
+  /* 1 is success (a sanitizer's own mallopt may say 0 or -1). */
+  if (__libc_mallopt(M_MMAP_THRESHOLD, SC_SYS_MMAP_THRESHOLD) != 1) return;
+  if (__libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD) != 1) return;
   atomic_store_explicit(&paced, true, memory_order_relaxed);
   sc__sys_top_init();
 }

@@ -259,13 +259,13 @@ typedef struct sc_thread_s {
   int64_t sampled_left; /* while every malloc is seen: those until a sample */
   sc_arena_t *self;
   sc_arena_t *arena; /* the thread's arena, NULL before it has one */
-  /* The top of the thread's own glibc arena (sys_trim.c): the trims it
-   * saw when it last shrank it or bound its arena, its arena's system
-   * blocks made then, and whether it made system blocks without an arena
-   * since. */
+  /* The top of the thread's own glibc arena (sys_top.c): the trims it saw
+   * when it last shrank it or bound its arena, its arena's count of system
+   * calls (blocks made, freed, resized) then, and whether it made or freed
+   * system blocks without an arena since. */
   uint64_t sys_shrunk_trims;
-  uint64_t sys_shrunk_made;
-  uint8_t sys_made_unbound;
+  uint64_t sys_shrunk_calls;
+  uint8_t sys_used_unbound;
 } sc_thread_t;
 
 /** A value no page's `arena` ever holds; nor does it, less one (the exact

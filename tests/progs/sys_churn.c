@@ -39,6 +39,8 @@
  *   sys_churn leavers N  4 threads each make N MiB in 64 KiB blocks (in
  *                        their own glibc arenas), free them and end.
  *                        Prints "peak P" and "after A" (once they ended).
+ *   sys_churn leavers-trim N  the same, the main thread calling
+ *                        malloc_trim(0) while their blocks are live.
  *   sys_churn chosen MS  mallopt(M_TRIM_THRESHOLD, 128 KiB) first, then as
  *                        workers, then 60 cycles as cycles does; prints
  *                        what workers does, then "faults F".
@@ -260,8 +262,9 @@ static void *leaver_thread(void *arg) {
   return NULL;
 }
 
-/** 4 threads make `mib` MiB each, free them and end. */
-static void leavers(long mib) {
+/** 4 threads make `mib` MiB each, free them and end; with `trim`, the main
+ * thread calls malloc_trim(0) before they free them. */
+static void leavers(long mib, bool trim) {
   pthread_t t[LEAVERS];
   leaver_blocks = mib * 16;
   if (pthread_barrier_init(&leavers_made, NULL, LEAVERS + 1) != 0) exit(3);
@@ -269,6 +272,7 @@ static void leavers(long mib) {
     if (pthread_create(&t[k], NULL, leaver_thread, NULL) != 0) exit(3);
   pthread_barrier_wait(&leavers_made);
   printf("peak %zu\n", rss_resident_bytes());
+  if (trim) malloc_trim(0);
   pthread_barrier_wait(&leavers_made);
   for (int k = 0; k < LEAVERS; k++) pthread_join(t[k], NULL);
   printf("after %zu\n", rss_resident_bytes());
@@ -312,8 +316,8 @@ int main(int argc, char **argv) {
     workers(n, strcmp(argv[1], "workers-trim") == 0);
     return 0;
   }
-  if (strcmp(argv[1], "leavers") == 0) {
-    leavers(n);
+  if (strcmp(argv[1], "leavers") == 0 || strcmp(argv[1], "leavers-trim") == 0) {
+    leavers(n, strcmp(argv[1], "leavers-trim") == 0);
     return 0;
   }
   if (strcmp(argv[1], "quiet") == 0) {
