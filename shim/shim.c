@@ -113,7 +113,7 @@ void *__libc_pvalloc(size_t n) SC_ALIAS_OF(pvalloc);
 
 /* glibc: 1 if memory was given back to the OS. glibc trims its own heap,
  * which serves requests > 1024 B (each thread's glibc arena top follows:
- * core/sys_trim.c), then ours goes back at once (this thread's and exited
+ * core/sys_top.c), then ours goes back at once (this thread's and exited
  * threads' arenas; see docs/footprint.md for other live threads: the
  * trim asks each for a purge step, after the glibc part is announced). */
 SC_EXPORT int malloc_trim(size_t pad) {
@@ -124,7 +124,7 @@ SC_EXPORT int malloc_trim(size_t pad) {
 
 /* glibc's, seen first: a program that sets glibc's trim or mmap threshold
  * chose glibc's trimming, and the library's paced trim steps aside
- * (core/sys_trim.c). */
+ * (core/sys_top.c). */
 SC_EXPORT int mallopt(int param, int value) { return sc__mallopt(param, value); }
 
 /* glibc's figures for its heaps plus the classes' (core/mallinfo.c).

@@ -134,10 +134,11 @@ int sc__sys_trim(size_t pad);
  * own glibc arena's top, this one at once, the others at their next purge
  * step. */
 int sc__sys_trim_now(size_t pad);
-/** True when the paced policy is in force; paced trims so far. */
-bool sc__sys_trim_paced(void);
 /** The paced policy stops (the program's mallopt). */
 void sc__sys_trim_stop(void);
+/** True when the paced policy is in force; paced trims so far. */
+bool sc__sys_trim_paced(void);
+uint64_t sc__sys_trim_count(void);
 
 /* ---- sys_top.c (glibc's thread arenas' tops, glibc's trim threshold) ---- */
 /** Fork handlers around the threshold; once the paced policy is on. */
@@ -155,13 +156,12 @@ void sc__sys_top_bind(sc_arena_t *a);
  * did (a load and a compare otherwise). */
 void sc__sys_top_follow(sc_arena_t *a);
 /** The calling thread ends: its glibc arena's top goes back if
- * SC_SYS_TRIM_DEBT or more of it is free and the thread made system
+ * SC_SYS_TRIM_DEBT or more of it is free and the thread used system
  * blocks since it last shrank it. */
 void sc__sys_top_thread_exit(sc_arena_t *a);
 /** mallopt: glibc's; a program's own trim or mmap threshold or top pad
  * stops the paced policy first. */
 int sc__mallopt(int param, int value);
-uint64_t sc__sys_trim_count(void);
 
 /* Free-list link encoding: the word stored in the block at `slot` is its
  * target xor a key made of the page's own secret and the slot's address,

@@ -33,24 +33,22 @@
 #include "core/hooks.h"
 #include "util/os.h"
 
-/** glibc's trim threshold while a thread shrinks its own arena's top after
- * a trim: glibc's default, what it would have trimmed alone. */
-#define SC_SYS_SHRINK_THRESHOLD (128 << 10)
+/** glibc's static thresholds, as after a program's own mallopt of one of
+ * them under glibc alone (its dynamic mmap threshold then stops); the
+ * trim threshold is also a thread's while it shrinks its top after a trim:
+ * what glibc alone would have trimmed. */
+#define SC_GLIBC_TRIM_THRESHOLD (128 << 10)
+#define SC_GLIBC_MMAP_THRESHOLD (128 << 10)
 /** A free of at least this much runs glibc's heap trim on the block's
  * arena (glibc's FASTBIN_CONSOLIDATION_THRESHOLD). */
 #define SC_SYS_SHRINK_BLOCK (64 << 10)
-/** glibc's static thresholds, as after a program's own mallopt of one of
- * them under glibc alone (its dynamic mmap threshold then stops). */
-#define SC_GLIBC_TRIM_THRESHOLD (128 << 10)
-#define SC_GLIBC_MMAP_THRESHOLD (128 << 10)
 
 /* The trims the threads follow: paced ones and the program's own. */
 static _Atomic uint64_t trim_epoch;
 /* The thread that holds glibc's trim threshold (to lower it for a shrink,
  * or to set the program's): NULL when none. */
 static _Atomic(sc_thread_t *) holder;
-static _Atomic bool chosen;      /* the program set a threshold with mallopt */
-static _Atomic uint64_t shrinks; /* arena tops shrunk so far */
+static _Atomic bool chosen; /* the program set a threshold with mallopt */
 
 /** Hold glibc's trim threshold, waiting for another holder (a shrink
  * takes microseconds); false when the calling thread holds it already (a
@@ -126,7 +124,6 @@ static bool shrink_top(size_t threshold) {
   if (p != NULL) sc__hooks_page.libc.free_fn(p);
   __libc_mallopt(M_TRIM_THRESHOLD, SC_SYS_TRIM_THRESHOLD);
   threshold_give();
-  atomic_fetch_add_explicit(&shrinks, 1, memory_order_relaxed);
   return true;
 }
 
@@ -145,7 +142,7 @@ void sc__sys_top_follow(sc_arena_t *a) {
   uint64_t seen = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
   if (sc_likely(seen == t->sys_shrunk_trims)) return;
   uint64_t calls;
-  if (used_since(a, &calls) && !shrink_top(SC_SYS_SHRINK_THRESHOLD)) return;
+  if (used_since(a, &calls) && !shrink_top(SC_GLIBC_TRIM_THRESHOLD)) return;
   t->sys_shrunk_trims = seen;
   t->sys_shrunk_calls = calls;
   t->sys_used_unbound = 0;
