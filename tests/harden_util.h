@@ -196,6 +196,70 @@ static inline int hu_invalid_interior_thread(const hu_env_t *env) {
   return hu_free_on_thread(env, &inner, 1, true);
 }
 
+/* Blocks above 64 B start at their page's colour, a multiple of 64 B
+ * (src/core/config.h), and their map has an entry per 64 B: a pointer to a
+ * line inside such a block, or before a page's first block, passes the
+ * low-bits test and is caught by its INTERIOR map entry. */
+
+/** The class of those scenarios: 256 B, four lines a block. */
+#define HU_LINES_SIZE 256
+
+/** A fresh 256 B block, checked to be ours. */
+static inline uint8_t *hu_lines_block(const hu_env_t *env) {
+  uint8_t *p = hu_opaque(malloc(HU_LINES_SIZE));
+  return p != NULL && env->owns(p) ? p : NULL;
+}
+
+/** free of a pointer to the second line of a live 256 B block. */
+static inline int hu_invalid_interior_line(const hu_env_t *env) {
+  uint8_t *p = hu_lines_block(env);
+  if (p == NULL) return 2;
+  env->announce((uintptr_t)(p + 64));
+  free(hu_opaque(p + 64));
+  return 0;
+}
+
+/** Another thread frees a pointer to the third line of the owner's 256 B
+ * block. */
+static inline int hu_invalid_interior_line_thread(const hu_env_t *env) {
+  uint8_t *p = hu_lines_block(env);
+  if (p == NULL) return 2;
+  void *inner = p + 128;
+  return hu_free_on_thread(env, &inner, 1, true);
+}
+
+/** malloc_usable_size of a pointer to the last line of a 256 B block. */
+static inline int hu_interior_line_usable(const hu_env_t *env) {
+  uint8_t *p = hu_lines_block(env);
+  if (p == NULL) return 2;
+  env->announce((uintptr_t)(p + 192));
+  return (int)malloc_usable_size(hu_opaque(p + 192)) * 0;
+}
+
+/** realloc of a pointer to the last line of a 256 B block. */
+static inline int hu_interior_line_realloc(const hu_env_t *env) {
+  uint8_t *p = hu_lines_block(env);
+  if (p == NULL) return 2;
+  env->announce((uintptr_t)(p + 192));
+  hu_opaque(realloc(hu_opaque(p + 192), 100));
+  return 0;
+}
+
+/** free of the start of a page whose first 256 B block sits above it (a
+ * coloured page: no block starts in the lines before its colour). */
+static inline int hu_invalid_colour_gap(const hu_env_t *env) {
+  for (int i = 0; i < 10000; i++) {
+    uint8_t *p = hu_lines_block(env);
+    if (p == NULL) return 2;
+    if (((uintptr_t)p & (HU_LINES_SIZE - 1)) == 0) continue; /* colour 0 */
+    uintptr_t base = hu_page_base(p);
+    env->announce(base);
+    free(hu_opaque((void *)base));
+    return 0;
+  }
+  return 3;
+}
+
 /** A block-aligned pointer into the part of an in-use page never carved
  * (the last block of the page of a fresh block), in *out; 0, or the
  * scenario's failure code. */
@@ -447,6 +511,11 @@ static const hu_case_t hu_cases[] = {
     {"invalid_interior", "invalid free", 0, hu_invalid_interior},
     {"invalid_interior_thread", "invalid free", 0, hu_invalid_interior_thread},
     {"invalid_uncarved", "invalid free", 0, hu_invalid_uncarved},
+    {"invalid_interior_line", "invalid free", 0, hu_invalid_interior_line},
+    {"invalid_interior_line_thread", "invalid free", 0, hu_invalid_interior_line_thread},
+    {"interior_line_usable", "malloc_usable_size of invalid pointer", 0, hu_interior_line_usable},
+    {"interior_line_realloc", "realloc of invalid pointer", 0, hu_interior_line_realloc},
+    {"invalid_colour_gap", "invalid free", 0, hu_invalid_colour_gap},
     {"invalid_unused_page", "invalid free", 0, hu_invalid_unused_page},
     {"invalid_metadata", "invalid free", 0, hu_invalid_metadata},
     {"corrupt_list", "corrupted free list", HU_SIZE, hu_corrupt_list},

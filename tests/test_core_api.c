@@ -127,8 +127,9 @@ Test(core_api, class_mapping_0_to_1025) {
       cr_assert_eq(malloc_usable_size(p), want, "malloc_usable_size(malloc(%zu)) = %zu", n,
                    malloc_usable_size(p));
       cr_assert_eq(sc_usable_size(q), want, "sc_usable_size(sc_malloc(%zu))", n);
-      cr_assert_eq((uintptr_t)p % want, 0, "malloc(%zu) = %p not aligned to %zu", n, p, want);
-      cr_assert_eq((uintptr_t)q % want, 0);
+      size_t align = want < 64 ? want : 64; /* above: the page's colour (config.h) */
+      cr_assert_eq((uintptr_t)p % align, 0, "malloc(%zu) = %p not aligned to %zu", n, p, align);
+      cr_assert_eq((uintptr_t)q % align, 0);
     } else {
       cr_assert(!sc_owns(p), "malloc(%zu) should come from glibc", n);
       cr_assert(!sc_owns(q));
@@ -524,8 +525,9 @@ Test(core_api, aligned_requests_routed_and_freed_right) {
           cr_assert_eq(cls, expected_class(n > align ? n : align), "%s(%zu, %zu) class", names[f],
                        align, n);
           free(p);
-          /* Freed into its class: the next block of that class is p again. */
-          void *q = cu_escape(malloc(cls));
+          /* Freed into its class: the next block of that class (with that
+           * alignment: above 64 B, from a page of colour 0) is p again. */
+          void *q = cu_escape(align > 64 ? aligned_alloc(align, cls) : malloc(cls));
           cr_assert_eq(q, p, "%s(%zu, %zu): free did not return the block to its class", names[f],
                        align, n);
           free(q);
@@ -797,19 +799,79 @@ Test(core_api, lifo_reuse_per_class) {
   for (int i = 0; i < 16; i++) free(blk[i]);
 }
 
-Test(core_api, every_class_block_aligned_to_its_size) {
+/* A class block is aligned to its size up to 64 B. Above, every block of
+ * a page starts at the page's colour, a multiple of 64 B below the block
+ * size, plus whole blocks; and the pages of a class take different colours
+ * (the first two half a block apart), so that the blocks' first lines do
+ * not all fall in the same cache sets (config.h). */
+Test(core_api, every_class_block_aligned_and_pages_coloured) {
   enum { PER_CLASS = 3000 };
   void **p = malloc(PER_CLASS * sizeof(void *));
   for (size_t cls = 16; cls <= 1024; cls *= 2) {
+    size_t line = cls < 64 ? cls : 64;
+    bool seen[16] = {false};
+    unsigned colours = 0;
     for (size_t i = 0; i < PER_CLASS; i++) {
       size_t n = cls / 2 + 1 + i % (cls / 2);
       p[i] = cu_escape(malloc(n));
       cr_assert_eq(malloc_usable_size(p[i]), cls);
-      cr_assert_eq((uintptr_t)p[i] % cls, 0, "class %zu block %p misaligned", cls, p[i]);
+      uintptr_t u = (uintptr_t)p[i], colour = (u & (SC_PAGE_SIZE - 1)) % cls;
+      cr_assert_eq(u % line, 0, "class %zu block %p misaligned", cls, p[i]);
+      if (i > 0 && (u & ~(uintptr_t)(SC_PAGE_SIZE - 1)) ==
+                       ((uintptr_t)p[i - 1] & ~(uintptr_t)(SC_PAGE_SIZE - 1)))
+        cr_assert_eq(colour, ((uintptr_t)p[i - 1] & (SC_PAGE_SIZE - 1)) % cls,
+                     "class %zu: blocks %p and %p of one page, two colours", cls, p[i - 1], p[i]);
+      if (!seen[colour / line]) colours++;
+      seen[colour / line] = true;
+      /* The lines before a page's colour hold no block. */
+      if (colour != 0)
+        cr_assert(!sc_owns((void *)(u & ~(uintptr_t)(SC_PAGE_SIZE - 1))),
+                  "class %zu: the start of a page of colour %zu is owned", cls, (size_t)colour);
+    }
+    /* 3000 blocks fill at least 3 pages of each class above 64 B. */
+    if (cls <= 64) {
+      cr_assert_eq(colours, 1, "class %zu: %u colours", cls, colours);
+    } else {
+      cr_assert_geq(colours, 2, "class %zu: one colour for every page", cls);
+      cr_assert(seen[cls / 2 / 64], "class %zu: no page half a block into its page", cls);
     }
     for (size_t i = 0; i < PER_CLASS; i++) free(p[i]);
   }
   free(p);
+}
+
+/* Aligned requests above 64 B come from pages of colour 0 of their class,
+ * among the coloured pages plain mallocs fill: every one aligned, ours,
+ * and its block back in its class when freed; plain blocks keep theirs. */
+Test(core_api, aligned_requests_among_coloured_pages) {
+  enum { N = 600 };
+  void **plain = malloc(N * sizeof(void *)), **aligned = malloc(N * sizeof(void *));
+  for (size_t cls = 128; cls <= 1024; cls *= 2) {
+    for (size_t i = 0; i < N; i++) {
+      plain[i] = cu_escape(malloc(cls - i % 8));
+      size_t align = cls >> (i % 2); /* the class size, or half of it */
+      aligned[i] = cu_escape(aligned_alloc(align, cls / 2 + 1));
+      cr_assert(sc_owns(aligned[i]), "aligned_alloc(%zu, %zu) not ours", align, cls / 2 + 1);
+      cr_assert_eq((uintptr_t)aligned[i] % align, 0, "aligned_alloc(%zu) = %p", align, aligned[i]);
+      cr_assert_eq(malloc_usable_size(aligned[i]), cls);
+      cu_fill(aligned[i], cls, i);
+      cu_fill(plain[i], cls - i % 8, i + N);
+    }
+    for (size_t i = 0; i < N; i++) {
+      cr_assert(cu_check(aligned[i], cls, i), "class %zu: aligned block %zu overwritten", cls, i);
+      cr_assert(cu_check(plain[i], cls - i % 8, i + N), "class %zu: block %zu overwritten", cls, i);
+      free(plain[i]);
+      if (i % 3 == 0) free(aligned[i]);
+    }
+    /* Freed aligned blocks come back to aligned requests. */
+    for (size_t i = 0; i < N; i += 3) {
+      aligned[i] = cu_escape(aligned_alloc(cls, cls));
+      cr_assert_eq((uintptr_t)aligned[i] % cls, 0);
+    }
+    for (size_t i = 0; i < N; i++) free(aligned[i]);
+  }
+  free(plain);
+  free(aligned);
 }
 
 /* Live blocks of every size 1..1100, several of each, with patterns. */

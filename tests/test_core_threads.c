@@ -6,6 +6,7 @@
  * libsizeclass.a: every malloc here, Criterion's included, is ours. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
@@ -236,6 +237,35 @@ static void *exit_worker(void *arg) {
   if (strncmp(msg, "Unknown error", 13) != 0) return (void *)1;
   if (i % 4 == 0 && dlopen("/nonexistent/libsizeclass-test.so", RTLD_NOW) == NULL) (void)dlerror();
   return NULL;
+}
+
+/* A thread that only makes aligned blocks (above 64 B: pages of colour 0,
+ * src/core/refill.c) which another thread frees gets them back: its
+ * aligned path drains its remote list before it makes a page, so its
+ * pages stay few however many rounds pass. */
+enum { AL_ROUNDS = 200, AL_BATCH = 1000 };
+static void *al_batch[AL_BATCH];
+static void *al_free_batch(void *arg) {
+  (void)arg;
+  for (int i = 0; i < AL_BATCH; i++) free(al_batch[i]);
+  return NULL;
+}
+Test(core_threads, aligned_blocks_freed_elsewhere_come_back, .timeout = 120) {
+  for (int round = 0; round < AL_ROUNDS; round++) {
+    for (int i = 0; i < AL_BATCH; i++) {
+      al_batch[i] = cu_escape(aligned_alloc(128, 100));
+      cr_assert(al_batch[i] != NULL && (uintptr_t)al_batch[i] % 128 == 0);
+    }
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, al_free_batch, NULL), 0);
+    pthread_join(t, NULL);
+  }
+  struct sc_stats st;
+  sc_stats_get(&st);
+  /* 1000 live blocks of 128 B fill two pages; never drained, the rounds
+   * would have taken 400. */
+  cr_assert_leq(st.classes[3].pages, 16, "class 128 B: %" PRIu64 " pages after %d rounds",
+                st.classes[3].pages, AL_ROUNDS);
 }
 
 Test(core_threads, frees_after_thread_exit_hand_off_do_not_leak_arenas, .timeout = 60) {

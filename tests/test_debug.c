@@ -61,13 +61,13 @@ Test(debug, a_link_to_a_block_never_carved_is_found_at_thread_exit) {
 Test(debug, a_free_block_live_in_the_map_is_found_at_thread_exit) {
   /* State 255: SC_MAP_LIVE. */
   const char *const pieces[] = {"a block on the free list is free in the block map",
-                                "block 1, state 255", NULL};
+                                "entry 1, state 255", NULL};
   expect_found("map", pieces);
 }
 
 Test(debug, a_block_never_carved_but_live_in_the_map_is_found_at_thread_exit) {
   const char *const pieces[] = {"a block at or above carve_next is free in the block map",
-                                "block 100, state 255", NULL};
+                                "entry 100, state 255", NULL};
   expect_found("carve", pieces);
 }
 

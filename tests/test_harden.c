@@ -42,6 +42,11 @@ DEATH_TEST(realloc_freed_same_class)
 DEATH_TEST(invalid_interior)
 DEATH_TEST(invalid_interior_thread)
 DEATH_TEST(invalid_uncarved)
+DEATH_TEST(invalid_interior_line)
+DEATH_TEST(invalid_interior_line_thread)
+DEATH_TEST(interior_line_usable)
+DEATH_TEST(interior_line_realloc)
+DEATH_TEST(invalid_colour_gap)
 DEATH_TEST(invalid_unused_page)
 DEATH_TEST(invalid_metadata)
 DEATH_TEST(corrupt_list)
@@ -101,6 +106,33 @@ Test(harden_abort, keyed_link_to_live_block, .signal = SIGABRT, .init = cr_redir
  * stops it. */
 Test(harden_abort, keyed_link_misaligned, .signal = SIGABRT, .init = cr_redirect_stderr) {
   wb_forge(wb_misaligned);
+}
+
+/* A correctly encoded link to the second line of a free 256 B block: the
+ * address passes the start mask (a page of blocks above 64 B has a map
+ * entry per 64 B), and the pop's map check stops it on the INTERIOR
+ * entry. */
+Test(harden_abort, keyed_link_to_interior_line, .signal = SIGABRT, .init = cr_redirect_stderr) {
+  void *blocks[3];
+  blocks[0] = hu_opaque(malloc(HU_LINES_SIZE));
+  for (int i = 0; i < 1000; i++) {
+    blocks[1] = hu_opaque(malloc(HU_LINES_SIZE));
+    blocks[2] = hu_opaque(malloc(HU_LINES_SIZE));
+    if (hu_page_base(blocks[0]) == hu_page_base(blocks[1]) &&
+        hu_page_base(blocks[1]) == hu_page_base(blocks[2]))
+      break;
+    blocks[0] = blocks[2];
+  }
+  cr_assert_eq(hu_page_base(blocks[0]), hu_page_base(blocks[2]), "no three blocks in one page");
+  uint8_t *a = blocks[0], *b = blocks[1];
+  free(hu_opaque(a));
+  free(hu_opaque(b));
+  uintptr_t target = (uintptr_t)a + 64;
+  ((sc_block_t *)hu_opaque(b))->next = sc__encode((sc_block_t *)target, b, wb_page(b));
+  ((sc_block_t *)target)->next = sc__encode((sc_block_t *)a, (void *)target, wb_page(b));
+  hu_opaque(malloc(HU_LINES_SIZE));
+  void *second = hu_opaque(malloc(HU_LINES_SIZE));
+  cr_assert_fail("malloc handed out %p (target %p) without aborting", second, (void *)target);
 }
 
 /* The other thread of racing_double_free_interleaved: it frees p (a
@@ -200,6 +232,11 @@ MESSAGE_TEST(realloc_freed_same_class)
 MESSAGE_TEST(invalid_interior)
 MESSAGE_TEST(invalid_interior_thread)
 MESSAGE_TEST(invalid_uncarved)
+MESSAGE_TEST(invalid_interior_line)
+MESSAGE_TEST(invalid_interior_line_thread)
+MESSAGE_TEST(interior_line_usable)
+MESSAGE_TEST(interior_line_realloc)
+MESSAGE_TEST(invalid_colour_gap)
 MESSAGE_TEST(invalid_unused_page)
 MESSAGE_TEST(invalid_metadata)
 MESSAGE_TEST(corrupt_list)

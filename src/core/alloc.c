@@ -24,7 +24,7 @@ sc_noinline void sc__free_slow(void *p) {
  * or free: the map says which). Any thread may ask: the page's shared
  * line answers. */
 static inline bool carved_block_start(const sc_page_t *page, uintptr_t offset) {
-  return page->state == SC_PAGE_ACTIVE && (offset & page->shared_mask) == 0 &&
+  return page->state == SC_PAGE_ACTIVE && sc__shared_block_start(page, offset) &&
          offset < sc__page_carved(page);
 }
 
@@ -127,10 +127,17 @@ void *sc__realloc(void *p, size_t n) {
 void *sc__memalign(size_t align, size_t n) {
   if (align <= SC_MIN_CLASS_SIZE) return sc__malloc_inline(n);
   if (align <= SC_SMALL_MAX && n <= SC_SMALL_MAX) {
-    /* A class block of size 2^k is aligned to 2^k: pick the larger class. */
+    /* A block of class 2^k is aligned to 2^k, or to 64 B in a page of
+     * another colour (config.h): pick the larger class, and above 64 B a
+     * page of colour 0 (sc__arena_take_aligned). */
     size_t g = sc__bucket_of(n > align ? n : align);
     if (sc_unlikely(sc__features & (SC_FEATURES_EVERY_MALLOC | SC_FEATURE_GUARD)))
       return sc__tier_alloc_aligned(n, sc__class_of_granule[g], align);
+    if (align > ((size_t)1 << SC_COLOUR_SHIFT)) {
+      if (sc_unlikely(sc__features != 0)) /* sampled ones too: they see it */
+        return sc__tier_alloc_aligned(n, sc__class_of_granule[g], align);
+      return sc__alloc_aligned(n, sc__class_of_granule[g], align);
+    }
     return sc__alloc_granule(n, g);
   }
   return sc__sys_memalign(align, n);
@@ -184,8 +191,9 @@ sc_public bool sc_owns(const void *p) {
   uintptr_t u = (uintptr_t)p;
   if (!sc__segment_owned(u)) return sc__features != 0 && sc__ops.foreign.owns(p);
   const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
-  return page->state == SC_PAGE_ACTIVE && page->arena != NULL &&
-         (u & (SC_PAGE_SIZE - 1)) < sc__page_carved(page);
+  uintptr_t offset = u & (SC_PAGE_SIZE - 1);
+  return page->state == SC_PAGE_ACTIVE && page->arena != NULL && offset >= page->shared_colour &&
+         offset < sc__page_carved(page);
 }
 
 sc_public size_t sc_class_size(size_t n) {

@@ -38,11 +38,6 @@ int sc__posix_memalign(void **out, size_t align, size_t n);
 size_t sc__usable_size(const void *p);
 #pragma GCC visibility pop
 
-/** The start of page's data (any thread). */
-static inline uintptr_t sc__page_base(const sc_page_t *page) {
-  return (uintptr_t)page->carve_end - SC_PAGE_SIZE;
-}
-
 /** A fresh block was carved from page up to `end`: raise the high-water
  * mark, in both lines. */
 static inline void sc__page_fresh_mark(sc_page_t *page, uint8_t *end) {
@@ -66,16 +61,19 @@ static inline bool sc__map_take(uint8_t *m) {
 #endif
 }
 
-/** True when b has any of the bits of page's block mask set: not a block
+/** True when b has any of the bits of page's start mask set: not a block
  * start (or the list end, which is odd). One test with the mask in memory
- * on x86-64 (the compiler would load it into a register first). */
+ * on x86-64 (the compiler would load it into a register first). In a page
+ * of blocks above 2^SC_COLOUR_SHIFT bytes the mask is the map granule's,
+ * and an address that passes it inside a block has an INTERIOR map entry,
+ * which the take's map test rejects. */
 static inline bool sc__not_block_start(const sc_block_t *b, const sc_page_t *page) {
 #if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
   bool nz;
-  __asm__("testw %w1, %2" : "=@ccnz"(nz) : "r"(b), "m"(page->block_mask));
+  __asm__("testb %b1, %2" : "=@ccnz"(nz) : "r"(b), "m"(page->start_mask));
   return nz;
 #else
-  return ((uintptr_t)b & page->block_mask) != 0;
+  return ((uintptr_t)b & page->start_mask) != 0;
 #endif
 }
 
@@ -98,10 +96,10 @@ enum {
  * callers use.
  * Hardened, the block taken is a block start of the page that the map says
  * is free: the link that led to it stayed in the page (checked when it was
- * popped), the head's low bits are tested against the block mask (an odd
+ * popped), the head's low bits are tested against the start mask (an odd
  * value: the list end, which must then be the page's own) and the map's
- * borrow says FREE. A corrupted free-list link ends in sc__fatal_list_of
- * or sc__fatal_list_at (SC_TAKE_GOES_ON); neither returns. */
+ * borrow says FREE (not INTERIOR either: no block start). A corrupted free-list link ends in
+ * sc__fatal_list_of or sc__fatal_list_at (SC_TAKE_GOES_ON); neither returns. */
 static sc_always_inline sc_block_t *sc__page_take_entry(sc_page_t *page, unsigned eshift,
                                                         size_t *index, unsigned how) {
   const bool count = (how & SC_TAKE_COUNT) != 0;
@@ -143,14 +141,14 @@ static sc_always_inline sc_block_t *sc__page_take_entry(sc_page_t *page, unsigne
      * block below. */
     if (sc_unlikely(at == page->carve_end)) return NULL;
 #if SC_HARDEN
-    /* It must be the list end, the page's own (sc__list_end: one byte into
-     * the page); else a link was corrupted. (b + 0xffff against the end:
-     * a lea and a compare.) */
-    if (sc_unlikely((uintptr_t)b + (SC_PAGE_SIZE - 1) != (uintptr_t)page->carve_end)) goto corrupt;
+    /* It must be the list end, the page's own (sc__list_end: the last
+     * byte of its last block); else a link was corrupted. (b + 1 against
+     * the end: a lea and a compare.) */
+    if (sc_unlikely((uintptr_t)b + 1 != (uintptr_t)page->carve_end)) goto corrupt;
 #endif
     if (at == NULL) __builtin_unreachable(); /* a page's blocks are never at 0 */
     b = (sc_block_t *)at;
-    at += page->block_mask + 1;
+    at += sc__page_block_size(page); /* a scaled lea */
     page->carve_next = at;
     /* Never handed out since the page was (re)carved: FREE in the map.
      * (Marked before the high-water mark moves: the mark's atomic store
@@ -224,13 +222,14 @@ typedef enum {
 
 /** Put block p of page (owned by the calling thread), whose map entry is
  * e, back on its free list. SC_PUT_NOT_LIVE covers a sampled block and
- * misuse: a pointer inside a block is caught by the mask; one to a block
- * that is free or was never handed out, by the map byte (which the test
- * leaves incremented: sc__page_free_marked restores it). */
+ * misuse: a pointer inside a block is caught by the start mask or by its
+ * INTERIOR map entry; one to a block that is free or was never handed out,
+ * by the map byte (which the test leaves incremented: sc__page_free_marked
+ * restores it). */
 static inline sc_put_result_t sc__page_put_entry(sc_page_t *page, void *p, uint8_t *e) {
   sc_block_t *b = (sc_block_t *)p;
 #if SC_HARDEN
-  if (sc_unlikely(((uint16_t)(uintptr_t)p & page->block_mask) != 0)) return SC_PUT_NOT_LIVE;
+  if (sc_unlikely(((uint8_t)(uintptr_t)p & page->start_mask) != 0)) return SC_PUT_NOT_LIVE;
 #endif
   if (sc_unlikely(sc__map_dec(e))) return SC_PUT_NOT_LIVE;
   b->next = sc__encode(page->free, b, page);

@@ -24,11 +24,12 @@ sc_tls sc_thread_t sc__thread = {
 /* current[c] points here when a class has no page: it has no free block and
  * no room to carve, so the fast path falls through to the slow path. */
 /* Its list end is its own (sc__list_end: carve_end is one page above 0),
- * and so is nothing else: block_mask is odd, like every page's. */
-sc_page_t sc__empty_page = {.free = (sc_block_t *)1,
+ * and so is nothing else: start_mask is odd, like every page's. */
+sc_page_t sc__empty_page = {.free = (sc_block_t *)(SC_PAGE_SIZE - 1),
                             .carve_next = (uint8_t *)SC_PAGE_SIZE,
                             .carve_end = (uint8_t *)SC_PAGE_SIZE,
-                            .block_mask = 1};
+                            .start_mask = 1,
+                            .size8 = 2};
 
 _Atomic uint64_t sc__orphan_remote_frees[SC_CLASSES];
 

@@ -22,6 +22,17 @@ void *sc__arena_alloc_slow(size_t n, size_t g);
 /** A block of class c for arena a (the caller's), taken from its current
  * page or a new one, counted in the page; NULL when the OS refuses. */
 void *sc__arena_refill(sc_arena_t *a, unsigned c);
+/** A block of class c for arena a (the caller's) aligned to `align`
+ * (above 2^SC_COLOUR_SHIFT, at most the class size: config.h's colours),
+ * counted in its page (*where): from a page of the class whose colour is
+ * a multiple of align, or a new page of colour 0; NULL when the OS
+ * refuses. The features' hook sees the page before the take; *fresh says
+ * whether the block was carved fresh. */
+sc_block_t *sc__arena_take_aligned(sc_arena_t *a, unsigned c, size_t align, sc_page_t **where,
+                                   bool *fresh);
+/** An aligned request of n bytes (align as above) with no feature on:
+ * sc__arena_take_aligned for the calling thread, else the system. */
+void *sc__alloc_aligned(size_t n, unsigned c, size_t align);
 /** When no segment can be had, the system allocator serves a request of n
  * bytes for class c, aligned to the class size so aligned requests stay
  * aligned (NULL with errno ENOMEM when it cannot). */

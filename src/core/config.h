@@ -51,6 +51,17 @@
  * byte, the request (uint16), so that a free finds both on one line. */
 #define SC_MAP_BYTES_PER_PAGE (SC_PAGE_SIZE >> SC_MIN_SHIFT)
 #define SC_MAP_WIDE_SHIFT 2
+/** Page colouring: blocks of a power-of-two size start at multiples of
+ * that size, so the first lines of a page's blocks (where programs keep
+ * their hot fields) all fall in the same fraction of a cache's sets: a
+ * quarter for 256 B blocks, a sixteenth for 1 KiB. A page of a class above
+ * 2^SC_COLOUR_SHIFT bytes therefore starts its first block at a multiple
+ * of 2^SC_COLOUR_SHIFT below the block size (its colour), different from
+ * the page before it, and its map has an entry per 2^SC_COLOUR_SHIFT bytes
+ * (not per block): the entries inside blocks say SC_MAP_INTERIOR, so that
+ * a block start is still the low bits clear and an entry that is not
+ * INTERIOR (docs/architecture.md, "Page colouring"). */
+#define SC_COLOUR_SHIFT 6
 /** Segment layout: the header (SC_HEADER_BYTES: the segment and its page
  * descriptors), then one record per data page (its map, and its requested
  * sizes when kept), then the data pages. Pages at the start of a segment

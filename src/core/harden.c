@@ -101,11 +101,11 @@ void sc__fatal_list(unsigned class_size, uintptr_t page_base) {
 void sc__fatal_invalid(const void *p) { sc__fatal_block("invalid free", p, 0); }
 
 void sc__fatal_double(const void *p, const sc_page_t *page) {
-  sc__fatal_block("double free", p, page->block_mask + 1);
+  sc__fatal_block("double free", p, (unsigned)sc__page_block_size(page));
 }
 
 void *sc__fatal_list_of(const sc_page_t *page) { sc__fatal_list_at(page); /* never returns */ }
 
 void sc__fatal_list_at(const sc_page_t *page) {
-  sc__fatal_list(page->block_mask + 1, (uintptr_t)page->carve_end - SC_PAGE_SIZE);
+  sc__fatal_list((unsigned)sc__page_block_size(page), sc__page_base(page));
 }

@@ -113,15 +113,16 @@ static void spare_remove(sc_arena_t *a, sc_page_t *p) {
 }
 
 /** p no longer serves its class: its counters move to the class's retired
- * totals (statistics stay exact), and it leaves the class and segment counts. */
-static void deactivate(sc_arena_t *a, sc_page_t *p) {
+ * totals (statistics stay exact), and it leaves the class and segment counts.
+ * `zeroed`: its map was just given back to the OS (it reads all FREE). */
+static void deactivate(sc_arena_t *a, sc_page_t *p, bool zeroed) {
   sc_class_counts_t *k = &a->counts[p->class_idx];
-  sc__segment_map_give(sc__segment_of((uintptr_t)p), p->index, p->class_idx, p->map);
+  sc__segment_map_give(sc__segment_of((uintptr_t)p), p->index, p->class_idx, p->map, zeroed);
   k->pages--;
   k->retired_allocs += p->allocs;
   k->retired_fresh += sc__page_fresh(p);
   p->allocs = 0;
-  p->fresh_end = p->carve_end - SC_PAGE_SIZE;
+  p->fresh_end = (uint8_t *)sc__page_base(p);
   p->shared_carved = 0;
   p->arena = NULL; /* a free into it now takes the slow path, and aborts */
   sc__segment_of((uintptr_t)p)->pages_active--;
@@ -162,7 +163,7 @@ sc_page_t *sc__purge_idle_take(sc_arena_t *a, unsigned c) {
    * (what caches and prefetchers like), instead of in the order of the
    * frees. The high-water mark stays, so these blocks count as reuse. */
   p->free = sc__list_end(p);
-  p->carve_next = p->carve_end - SC_PAGE_SIZE;
+  p->carve_next = sc__page_first(p);
   if (sc_unlikely(sc__random_placement)) sc__page_shuffle(p);
   return p;
 }
@@ -172,7 +173,7 @@ sc_page_t *sc__purge_recycle(sc_arena_t *a) {
     sc_page_t *p = a->purge.idle[c].last;
     if (p != NULL) {
       idle_remove(a, p);
-      deactivate(a, p);
+      deactivate(a, p, false);
       count(&n_recycled, 1);
       return p;
     }
@@ -208,11 +209,15 @@ typedef struct {
 static size_t round_os(size_t n) { return (n + SC_OS_PAGE - 1) & ~(size_t)(SC_OS_PAGE - 1); }
 
 /** Bytes of p (and of its record, when pages have one: the wide map
- * entries, state and requested size) that blocks ever touched. */
+ * entries, state and requested size) that blocks ever touched: up to the
+ * high-water mark (its colour, then the blocks carved); the record up to
+ * its entry, or whole when the page's map marks INTERIOR entries. */
 static size_t touched_bytes(const sc_page_t *p) {
-  size_t fresh = sc__page_fresh(p);
-  size_t record = sc__req_arrays ? round_os(fresh << SC_MAP_WIDE_SHIFT) : 0;
-  return round_os(fresh << p->shift) + record;
+  size_t carved = sc__page_carved(p);
+  size_t entries =
+      sc__page_block_size(p) >> p->shift > 1 ? SC_PAGE_SIZE >> p->shift : carved >> p->shift;
+  size_t record = sc__req_arrays ? round_os(entries << SC_MAP_WIDE_SHIFT) : 0;
+  return round_os(carved) + record;
 }
 
 /** Unmap seg, none of whose pages is active: its pages leave the spare
@@ -247,14 +252,15 @@ static size_t batch_flush(sc_arena_t *a, batch_t *b) {
     size_t run = j - i;
     bool ok = sc__os_purge(sc__page_start(b->p[i]), run * SC_PAGE_SIZE);
     /* With requested sizes, records of adjacent pages are adjacent too
-     * (their maps are all FREE); without, maps are shared and stay. */
-    if (sc__req_arrays)
-      sc__os_purge(sc__segment_record(seg, b->p[i]->index), run * sc__page_record_bytes);
+     * (their maps are all FREE but for INTERIOR entries: zero after the
+     * purge); without, maps are shared and stay. */
+    bool zeroed = sc__req_arrays && sc__os_purge(sc__segment_record(seg, b->p[i]->index),
+                                                 run * sc__page_record_bytes);
     for (unsigned k = i; k < j; k++) {
       sc_page_t *p = b->p[k];
       sc_assert(p->state == SC_PAGE_ACTIVE && p->used == 0 && !p->queued);
       if (ok) bytes += touched_bytes(p);
-      deactivate(a, p);
+      deactivate(a, p, zeroed);
       p->free = sc__list_end(p);
       p->carve_next = p->carve_end; /* nothing to carve until it serves again */
       p->used = 0;

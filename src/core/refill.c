@@ -38,27 +38,66 @@ static void queue_push_front(sc_page_queue_t *q, sc_page_t *page) {
 
 /* ---- pages -------------------------------------------------------------- */
 
-/** Prepare `page` of `seg` to serve class c, all of it to be carved. */
-static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigned c) {
+/** The colour of arena a's next page of class c (config.h): 0 for blocks
+ * of at most 2^SC_COLOUR_SHIFT bytes; above, the class's colours in turn,
+ * in bit-reversed order, so that two pages already sit half a block
+ * apart. */
+static size_t page_colour(sc_arena_t *a, unsigned c) {
+  unsigned shift = c + SC_MIN_SHIFT;
+  if (shift <= SC_COLOUR_SHIFT) return 0;
+  unsigned bits = shift - SC_COLOUR_SHIFT, k = a->colours[c]++, r = 0;
+  for (unsigned i = 0; i < bits; i++) r |= ((k >> i) & 1u) << (bits - 1 - i);
+  return (size_t)r << SC_COLOUR_SHIFT;
+}
+
+/** Mark INTERIOR every entry of page's map (all FREE) that is no block
+ * start: its colour's, those inside its blocks, its tail's. A map with an
+ * entry per block has none. */
+static void mark_interior(sc_page_t *page) {
+  unsigned shift = page->shift;
+  size_t size = sc__page_block_size(page);
+  if (((size_t)1 << shift) == size) return;
+  /* Every entry INTERIOR, then each block start's whole entry FREE (its
+   * request slot too, with requested sizes kept). */
+  memset(page->map, SC_MAP_INTERIOR, (SC_PAGE_SIZE >> shift) << sc__map_shift);
+  uintptr_t first = (uintptr_t)sc__page_first(page), end = (uintptr_t)page->carve_end;
+  if (sc__map_shift == 0) {
+    for (uintptr_t at = first; at < end; at += size)
+      page->map[sc__map_index(at, shift)] = SC_MAP_FREE;
+  } else {
+    for (uintptr_t at = first; at < end; at += size)
+      memset(page->map + (sc__map_index(at, shift) << SC_MAP_WIDE_SHIFT), SC_MAP_FREE,
+             (size_t)1 << SC_MAP_WIDE_SHIFT);
+  }
+}
+
+/** Prepare `page` of `seg` to serve class c, all of it to be carved from
+ * its colour (0: the page's start, its blocks aligned to their size). */
+static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigned c,
+                      size_t colour) {
   sc_assert(page->arena == NULL && !page->queued && page->idle_since_ns == 0);
   unsigned shift = c + SC_MIN_SHIFT;
+  unsigned granule = shift < SC_COLOUR_SHIFT ? shift : SC_COLOUR_SHIFT;
   uint8_t *start = sc__page_start(page);
   page->used = 0;
-  page->carve_next = start;
-  page->carve_end = start + SC_PAGE_SIZE;
+  page->class_idx = (uint8_t)c;
+  page->size8 = (uint8_t)(1u << (shift - 3));
+  page->carve_next = start + colour;
+  page->carve_end = start + colour + (((SC_PAGE_SIZE - colour) >> shift) << shift);
   page->key = sc__page_key_new(page);
   page->free = sc__list_end(page);
   page->arena = a;
   page->allocs = 0;
   page->map = sc__segment_map_take(seg, page->index, c); /* all FREE */
-  page->fresh_end = start;
-  page->block_mask = (uint16_t)((1u << shift) - 1);
-  page->class_idx = (uint8_t)c;
-  page->shift = (uint8_t)shift;
+  page->fresh_end = start + colour;
+  page->start_mask = (uint8_t)((1u << granule) - 1);
+  page->shift = (uint8_t)granule;
+  mark_interior(page);
   page->shared_map = page->map;
-  page->shared_carved = 0;
-  page->shared_mask = page->block_mask;
-  page->shared_shift = (uint8_t)shift;
+  page->shared_carved = (uint32_t)colour;
+  page->shared_colour = (uint16_t)colour;
+  page->shared_mask = (uint32_t)(1u << shift) - 1;
+  page->shared_shift = (uint8_t)granule;
   page->shared_class = (uint8_t)c;
   page->state = SC_PAGE_ACTIVE;
   seg->pages_active++;
@@ -68,9 +107,9 @@ static void page_init(sc_arena_t *a, sc_segment_t *seg, sc_page_t *page, unsigne
 
 void sc__page_shuffle(sc_page_t *page) {
   if (sc__features & SC_FEATURE_CHECK) return; /* switched on since: see init.c */
-  uintptr_t base = (uintptr_t)sc__page_start(page);
-  unsigned shift = page->shift;
-  size_t n = SC_PAGE_SIZE >> shift;
+  uintptr_t base = (uintptr_t)sc__page_first(page);
+  unsigned shift = page->class_idx + SC_MIN_SHIFT;
+  size_t n = ((uintptr_t)page->carve_end - base) >> shift;
   /* Fisher-Yates over the block indices, kept in each block's second word
    * (every class has two), then the list linked through the first. */
   for (size_t i = 0; i < n; i++) ((sc_block_t *)(base + (i << shift)))->key = i;
@@ -100,9 +139,11 @@ void sc__page_shuffle(sc_page_t *page) {
 /** A page for class c, to be carved from its start: an empty one of c
  * waiting to be purged, else an idle or purged page to re-initialise
  * (purge.c), else the next unused page of the newest segment, else a page
- * of a new segment. NULL when the OS refuses memory. */
-static sc_page_t *page_new(sc_arena_t *a, unsigned c) {
-  sc_page_t *page = sc__purge_idle_take(a, c);
+ * of a new segment. `aligned`: one whose blocks are aligned to their size
+ * (colour 0; an empty one of c keeps its colour, so it is not taken).
+ * NULL when the OS refuses memory. */
+static sc_page_t *page_new(sc_arena_t *a, unsigned c, bool aligned) {
+  sc_page_t *page = aligned ? NULL : sc__purge_idle_take(a, c);
   if (page != NULL) return page;
   page = sc__purge_recycle(a);
   sc_segment_t *seg;
@@ -118,7 +159,7 @@ static sc_page_t *page_new(sc_arena_t *a, unsigned c) {
     }
     page = &seg->pages[seg->next_unused++];
   }
-  page_init(a, seg, page, c);
+  page_init(a, seg, page, c, aligned ? 0 : page_colour(a, c));
   return page;
 }
 
@@ -152,7 +193,7 @@ void sc__page_free_marked(void *p, sc_page_t *page) {
   uintptr_t u = (uintptr_t)p;
   uint8_t *m = sc__map_entry(page->map, u, page->shift);
 #if SC_HARDEN
-  if ((u & page->block_mask) != 0) sc__fatal_invalid(p); /* inside a block: map untouched */
+  if ((u & page->start_mask) != 0) sc__fatal_invalid(p); /* inside a block: map untouched */
 #endif
   uint8_t was = (uint8_t)(*m - 1); /* sc__page_put_entry incremented it */
   if (sc_likely(was == SC_MAP_SAMPLED)) {
@@ -208,13 +249,80 @@ void *sc__arena_refill(sc_arena_t *a, unsigned c) {
     }
     /* 4. A new page. The old head (if any) loses the purge trap: only
      * heads carry it. */
-    page = page_new(a, c);
+    page = page_new(a, c, false);
     if (page == NULL) return NULL;
     sc_page_t *first = a->queues[c].first;
     if (first != NULL) first->used &= ~SC_USED_SLOW;
     queue_push_front(&a->queues[c], page);
     sc__arena_refresh_current(a, c);
   }
+}
+
+/** A block of class c aligned to `align` from a page of arena a's queue
+ * of c whose colour allows it (an exhausted one leaves the queue on the
+ * way), or NULL. */
+static sc_block_t *take_aligned_queued(sc_arena_t *a, unsigned c, size_t align, sc_page_t **where,
+                                       bool *fresh) {
+  sc_page_queue_t *q = &a->queues[c];
+  sc_page_t *page = q->first;
+  while (page != NULL) {
+    sc_page_t *next = page->next;
+    if (((uintptr_t)sc__page_first(page) & (align - 1)) == 0) {
+      if (sc__features != 0) sc__ops.block.before_take(page);
+      uint32_t mark = page->shared_carved; /* raised by a fresh carve */
+      sc_block_t *b = sc__page_take_any(page);
+      if (b != NULL) {
+        *where = page;
+        *fresh = page->shared_carved != mark;
+        return b;
+      }
+      /* Exhausted: it leaves the queue until a free, as in a refill. */
+      queue_remove(q, page);
+      page->used |= SC_USED_SLOW;
+      if (a->current[c] == page) sc__arena_refresh_current(a, c);
+    }
+    page = next;
+  }
+  return NULL;
+}
+
+sc_block_t *sc__arena_take_aligned(sc_arena_t *a, unsigned c, size_t align, sc_page_t **where,
+                                   bool *fresh) {
+  sc_block_t *b = take_aligned_queued(a, c, align, where, fresh);
+  if (b != NULL) return b;
+  /* As a refill: what this thread freed for others goes to them, the
+   * purge's pacing sees the slow path, and blocks other threads gave back
+   * come home before a page is made. */
+  sc__arena_flush_remote(a);
+  sc__purge_poll(a);
+  if (atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0) {
+    sc__arena_drain(a);
+    b = take_aligned_queued(a, c, align, where, fresh);
+    if (b != NULL) return b;
+  }
+  /* None has room: a page of the class with its blocks aligned, behind
+   * the current one (the head, if the class had none). */
+  sc_page_queue_t *q = &a->queues[c];
+  sc_page_t *page = page_new(a, c, true);
+  if (page == NULL) return NULL;
+  queue_push_back(q, page);
+  if (a->current[c] == &sc__empty_page) sc__arena_refresh_current(a, c);
+  if (sc__features != 0) sc__ops.block.before_take(page);
+  *where = page;
+  *fresh = true;
+  return sc__page_take_any(page); /* a fresh page: never NULL */
+}
+
+void *sc__alloc_aligned(size_t n, unsigned c, size_t align) {
+  sc_arena_t *a = sc__arena_get();
+  sc_page_t *page;
+  bool fresh;
+  sc_block_t *b = a != NULL ? sc__arena_take_aligned(a, c, align, &page, &fresh) : NULL;
+  if (sc_likely(b != NULL)) {
+    sc_validate_page(page);
+    return b;
+  }
+  return sc__alloc_from_system(n, c); /* aligned to the class size */
 }
 
 void *sc__arena_alloc_slow(size_t n, size_t g) {

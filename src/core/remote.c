@@ -17,7 +17,8 @@
 static sc_always_inline bool remote_link_ok(const sc_arena_t *a, uintptr_t u) {
   if (!sc__segment_owned(u) || sc__segment_of(u)->arena != a) return false;
   const sc_page_t *page = sc__page_of(sc__segment_of(u), u);
-  return page->arena == a && (u & page->block_mask) == 0 && u < (uintptr_t)page->carve_next;
+  return page->arena == a && (u & page->start_mask) == 0 && u < (uintptr_t)page->carve_next &&
+         *sc__map_entry(page->map, u, page->shift) != SC_MAP_INTERIOR;
 }
 
 /** Block p of page, drained from the remote list: it must be PENDING (one
@@ -87,7 +88,7 @@ static void push_remote(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
  * that mark is free in the map and is caught as a double free). */
 static void check_shared(const sc_page_t *page, uintptr_t p) {
   uintptr_t offset = p & (SC_PAGE_SIZE - 1);
-  if (sc_unlikely(page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
+  if (sc_unlikely(page->state != SC_PAGE_ACTIVE || !sc__shared_block_start(page, offset) ||
                   offset >= sc__page_carved(page)))
     sc__fatal_invalid((const void *)p);
 }

@@ -103,9 +103,17 @@ uint8_t *sc__segment_record(sc_segment_t *seg, unsigned index) {
   return base + (size_t)(index - sc__meta_pages) * sc__page_record_bytes;
 }
 
+/** log2 of the number of maps of pages of class c one map page holds: a
+ * map has an entry per block, or per 2^SC_COLOUR_SHIFT bytes above that
+ * size (config.h). */
+static unsigned map_chunks_log(unsigned c) {
+  return c + SC_MIN_SHIFT < SC_COLOUR_SHIFT ? c : SC_COLOUR_SHIFT - SC_MIN_SHIFT;
+}
+
 uint8_t *sc__segment_map_take(sc_segment_t *seg, unsigned index, unsigned c) {
   if (sc__req_arrays) return sc__segment_record(seg, index);
   uint8_t *area = (uint8_t *)seg + SC_HEADER_BYTES;
+  c = map_chunks_log(c);     /* map pages are kept per map size (cls below) */
   unsigned chunks = 1u << c; /* per map page */
   uint64_t full = chunks == 64 ? ~(uint64_t)0 : ((uint64_t)1 << chunks) - 1;
   unsigned n = SC_PAGES_PER_SEGMENT - sc__meta_pages, spare = n;
@@ -125,9 +133,16 @@ uint8_t *sc__segment_map_take(sc_segment_t *seg, unsigned index, unsigned c) {
   return area + (size_t)spare * SC_MAP_BYTES_PER_PAGE;
 }
 
-void sc__segment_map_give(sc_segment_t *seg, unsigned index, unsigned c, uint8_t *map) {
+void sc__segment_map_give(sc_segment_t *seg, unsigned index, unsigned c, uint8_t *map,
+                          bool zeroed) {
   (void)index;
+  /* Every block is free: only the INTERIOR entries of a map with entries
+   * inside blocks are not FREE (unless the OS just zeroed it: not dirtied
+   * again). */
+  if (c + SC_MIN_SHIFT > SC_COLOUR_SHIFT && !zeroed)
+    memset(map, SC_MAP_FREE, (SC_PAGE_SIZE >> SC_COLOUR_SHIFT) << sc__map_shift);
   if (sc__req_arrays) return;
+  c = map_chunks_log(c);
   size_t offset = (size_t)(map - ((uint8_t *)seg + SC_HEADER_BYTES));
   sc_map_page_t *mp = &seg->map_pages[offset / SC_MAP_BYTES_PER_PAGE];
   unsigned k = (unsigned)((offset % SC_MAP_BYTES_PER_PAGE) >> (SC_PAGE_SHIFT - SC_MIN_SHIFT - c));

@@ -75,7 +75,7 @@ void sc__segment_free(sc_segment_t *seg);
 uint8_t *sc__segment_map_take(sc_segment_t *seg, unsigned index, unsigned c);
 /** Page `index` of seg, of class c, stops serving it: its map (all FREE)
  * goes back. */
-void sc__segment_map_give(sc_segment_t *seg, unsigned index, unsigned c, uint8_t *map);
+void sc__segment_map_give(sc_segment_t *seg, unsigned index, unsigned c, uint8_t *map, bool zeroed);
 /** The record of data page `index` of seg while requested sizes are kept
  * (its map and sizes: purge returns them with the page). */
 uint8_t *sc__segment_record(sc_segment_t *seg, unsigned index);

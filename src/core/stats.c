@@ -22,6 +22,7 @@
  * drained). */
 typedef struct {
   uint64_t allocs, fresh, used, drained, remote_frees, pages;
+  uint64_t coloured; /* active pages whose first block is not at their start */
 } class_sum_t;
 
 /* What a walk over the arenas fills. */
@@ -44,6 +45,8 @@ static void add_page(const sc_page_t *page, void *ctx) {
   class_sum_t *d = &sum->c[c];
   d->allocs += load(&page->allocs);
   d->fresh += sc__page_fresh(page);
+  /* A coloured page holds one block fewer (config.h). */
+  if (__atomic_load_n(&page->shared_colour, __ATOMIC_RELAXED) != 0) d->coloured++;
   d->used += __atomic_load_n(&page->used, __ATOMIC_RELAXED) & SC_USED_COUNT;
 }
 
@@ -76,7 +79,8 @@ static void derive_class(struct sc_class_stats *o, const class_sum_t *d, const s
   o->size = size;
   o->pages = d->pages;
   o->reserved_bytes = d->pages * SC_PAGE_SIZE;
-  o->capacity_blocks = d->pages * (SC_PAGE_SIZE / size);
+  o->capacity_blocks =
+      d->pages * (SC_PAGE_SIZE / size) - (d->coloured < d->pages ? d->coloured : d->pages);
   o->remote_frees = d->remote_frees + orphan_frees;
   o->fresh_carves = d->fresh;
   if (x != NULL) {

@@ -58,10 +58,17 @@ static void *general_alloc(sc_arena_t *a, size_t n, unsigned c, size_t align) {
     if (g != NULL) return g;
   }
   sc_page_t *page = a->current[c];
+  sc_block_t *b;
+  bool fresh;
+  if (sc_unlikely(align > ((size_t)1 << SC_COLOUR_SHIFT))) { /* a page of colour 0 */
+    b = sc__arena_take_aligned(a, c, align, &page, &fresh);
+    if (b == NULL) return sc__alloc_from_system(n, c); /* aligned to the class size */
+    sc__ops.block.on_alloc(a, page, b, c, n);
+    goto taken;
+  }
   sc__ops.block.before_take(page);
   uint32_t mark = page->shared_carved; /* raised by a fresh carve */
-  sc_block_t *b = sc__page_take_any(page);
-  bool fresh;
+  b = sc__page_take_any(page);
   if (sc_likely(b != NULL)) {
     sc__ops.block.on_alloc(a, page, b, c, n);
     fresh = page->shared_carved != mark;
@@ -69,6 +76,7 @@ static void *general_alloc(sc_arena_t *a, size_t n, unsigned c, size_t align) {
     b = general_refill(a, n, c, &fresh);
     if (b == NULL) return NULL;
   }
+taken:
   if (sc_unlikely(due != 0) && sc__segment_owned((uintptr_t)b))
     sc__ops.sample.taken(due, sc__page_of(sc__segment_of((uintptr_t)b), (uintptr_t)b), b, c, n);
   if (fresh) sc__ops.block.on_fresh(c);
@@ -106,8 +114,12 @@ static void *sampled_serve(sc_arena_t *a, uint32_t due, size_t n, size_t g, size
     void *own = sc__ops.sample.serve(due, c, n, align);
     if (own != NULL) return own;
   }
-  sc_block_t *b = sc__page_take_any(page);
-  if (b == NULL) {
+  sc_block_t *b;
+  if (sc_unlikely(align > ((size_t)1 << SC_COLOUR_SHIFT))) { /* a page of colour 0 */
+    bool fresh;
+    b = sc__arena_take_aligned(a, c, align, &page, &fresh);
+    if (b == NULL) return sc__alloc_from_system(n, c);
+  } else if ((b = sc__page_take_any(page)) == NULL) {
     b = sc__arena_refill(a, c);
     if (b == NULL) return sc__arena_alloc_slow(n, g); /* it asks the system */
     page = a->current[c];

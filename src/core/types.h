@@ -63,6 +63,12 @@ enum {
   SC_MAP_SAMPLED = 2, /* handed out, and a feature must see its free (sites) */
   SC_MAP_PENDING = 3, /* freed by another thread, on its owner's remote list */
   SC_MAP_LIVE = 0xff, /* handed out */
+  /* Inside a block, or outside every block (a coloured page's first
+   * entries and its tail): never a block start. Only in the maps of
+   * classes above 2^SC_COLOUR_SHIFT bytes, whose entries are per
+   * 2^SC_COLOUR_SHIFT bytes (config.h). A pop's borrow and a free's
+   * zero test both reject it, like any state but FREE and LIVE. */
+  SC_MAP_INTERIOR = 0x80,
 };
 
 /* Descriptor of one 64 KiB page, kept in the segment header (never inside
@@ -79,7 +85,8 @@ typedef struct sc_page_s {
                           sc__list_end(page), an odd address inside the page */
   uint8_t *carve_next; /* next block to carve in address order; blocks below it
                           were handed out since the page was last (re)carved */
-  uint8_t *carve_end;  /* the page's end: carve_next == carve_end, nothing to carve */
+  uint8_t *carve_end;  /* the end of the page's last block (its colour, then whole
+                          blocks): carve_next == carve_end, nothing to carve */
   sc_arena_t *arena;   /* owner; NULL while the page serves no class */
   uint64_t allocs;     /* blocks handed out since the page took its class */
   uint8_t *map;        /* the page's block map (SC_MAP_*, one byte per block); the
@@ -88,21 +95,25 @@ typedef struct sc_page_s {
                           (sc__page_key_new): mixed with each link's slot (sc__encode) */
   uint32_t used;       /* blocks handed out and not yet freed back (owner
                           view), | SC_USED_PIN, | SC_USED_SLOW (see above) */
-  uint16_t block_mask; /* block size - 1: an address with these bits set is interior */
+  uint8_t start_mask;  /* low bits every block start has clear: the block size - 1,
+                          or the map granule's above 2^SC_COLOUR_SHIFT B (an address
+                          with them clear whose map entry is INTERIOR is no start) */
+  uint8_t size8;       /* the block size / 8: the carve's stride, one scaled lea */
   uint8_t class_idx;
-  uint8_t shift; /* log2 of the block size */
+  uint8_t shift; /* log2 of the map granule: of the block size, at most SC_COLOUR_SHIFT */
   /* -- read by other threads; written on slow paths ----------------------- */
   _Alignas(64) uint8_t *shared_map; /* map, for other threads */
   struct sc_page_s *next;           /* class queue / idle / spare list links */
   struct sc_page_s *prev;
   uint64_t idle_since_ns; /* non-zero: in an idle list since then (purge.c) */
   uint32_t shared_carved; /* offset of fresh_end, for other threads */
-  uint32_t shared_mask;   /* block_mask, for other threads */
-  uint8_t shared_shift;   /* shift, for other threads */
+  uint32_t shared_mask;   /* the block size - 1, for other threads */
+  uint8_t shared_shift;   /* shift (the map granule's), for other threads */
   uint8_t shared_class;   /* class_idx, for other threads */
   uint8_t state;          /* SC_PAGE_* */
   uint8_t index;          /* page index in the segment */
   uint8_t queued;         /* 1 while linked in its class queue */
+  uint16_t shared_colour; /* offset of the first block (config.h), for other threads */
   uint8_t *fresh_end;     /* high-water mark of carve_next since the page took its
                              class (the owner's; read when it carves, a slow-ish path) */
 } sc_page_t;
@@ -111,12 +122,29 @@ _Static_assert(sizeof(sc_page_t) == 128, "a page descriptor is two cache lines")
 _Static_assert(offsetof(sc_page_t, shift) + 1 == 64 && offsetof(sc_page_t, shared_map) == 64,
                "the owner's line is exactly full: a field more goes to the second line");
 
+/** The block size of page's class (the owner's line). */
+static inline size_t sc__page_block_size(const sc_page_t *page) { return (size_t)page->size8 << 3; }
 /** The end of a page's free list: an odd value inside the page, never a
  * block, so that every link of a sound list, the last one included, points
  * into its own page (the hardened check is then a single test). It is
- * stored encoded like any link, so it tells a reader nothing. */
+ * stored encoded like any link, so it tells a reader nothing. The last
+ * byte of the page's last block: carve_end less one (odd: carve_end is a
+ * multiple of 16). */
 static inline sc_block_t *sc__list_end(const sc_page_t *page) {
-  return (sc_block_t *)(((uintptr_t)page->carve_end - SC_PAGE_SIZE) | 1);
+  return (sc_block_t *)((uintptr_t)page->carve_end - 1);
+}
+/** The start of page's data (any thread): carve_end lies in the page or
+ * at its very end. */
+static inline uintptr_t sc__page_base(const sc_page_t *page) {
+  return ((uintptr_t)page->carve_end - 1) & ~(uintptr_t)(SC_PAGE_SIZE - 1);
+}
+/** The page's first block (its colour above the page's start; the
+ * owner's line). carve_end less the start is the colour plus whole
+ * blocks. */
+static inline uint8_t *sc__page_first(const sc_page_t *page) {
+  uintptr_t base = sc__page_base(page);
+  return (uint8_t *)(base +
+                     (((uintptr_t)page->carve_end - base) & (sc__page_block_size(page) - 1)));
 }
 /** True when b, read from a free list, ends it (a sound list; the pop
  * checks more: alloc.h). */
@@ -125,7 +153,8 @@ static inline bool sc__is_list_end(const sc_block_t *b) { return ((uintptr_t)b &
 /** Blocks of page handed out fresh (never before) since it took its class;
  * any thread may ask (a racing reader gets a moment's view). */
 static inline uint64_t sc__page_fresh(const sc_page_t *page) {
-  return __atomic_load_n(&page->shared_carved, __ATOMIC_RELAXED) >> page->shared_shift;
+  return __atomic_load_n(&page->shared_carved, __ATOMIC_RELAXED) >>
+         (page->shared_class + SC_MIN_SHIFT); /* the colour is less than a block */
 }
 /** The page's carving high-water mark (an offset in the page) as another
  * thread reads it: a relaxed load, a plain move; it only grows while the
@@ -151,16 +180,27 @@ static inline uint8_t *sc__map_entry(uint8_t *map, uintptr_t p, unsigned shift) 
   return map + (sc__map_index(p, shift) << sc__map_shift);
 }
 
+/** True when `offset` in page is a block start by the page's geometry,
+ * as any thread sees it (the shared line): the map granule's low bits
+ * clear and its map entry not INTERIOR. The caller saw the page active. */
+static inline bool sc__shared_block_start(const sc_page_t *page, uintptr_t offset) {
+  if ((offset & (((uintptr_t)1 << page->shared_shift) - 1)) != 0) return false;
+  const uint8_t *e = sc__map_entry(page->shared_map, offset, page->shared_shift);
+  return __atomic_load_n(e, __ATOMIC_RELAXED) != SC_MAP_INTERIOR;
+}
+
 /* A segment: SC_SEGMENT_SIZE bytes aligned to their size, owned by one
  * arena. Its first sc__meta_pages pages hold this header and the pages'
  * records (block maps, requested sizes); the rest are data pages. */
 /* One 4 KiB page of a segment's map area, without requested sizes: it
- * holds the block maps of up to 2^c pages of one class c (a page of class
- * c has 4096 >> c blocks), so that a page of large blocks does not keep a
- * whole OS page of map resident. */
+ * holds the block maps of up to 2^c pages of class c (a page of class c
+ * has 4096 >> c blocks), so that a page of large blocks does not keep a
+ * whole OS page of map resident. Classes above 2^SC_COLOUR_SHIFT bytes
+ * have maps of 1024 entries (config.h), as many as the 64 B class's: they
+ * share its map pages (segment.c, map_chunks_log). */
 typedef struct sc_map_page_s {
   uint64_t used; /* chunks handed out, one bit each */
-  uint8_t cls;   /* class + 1 it serves; 0: none */
+  uint8_t cls;   /* its maps' c + 1 (above); 0: none */
 } sc_map_page_t;
 
 typedef struct sc_segment_s {
@@ -277,6 +317,7 @@ struct sc_arena_s {
   sc_page_t *current[SC_CLASSES]; /* page to allocate from (never NULL) */
   sc_thread_t *thread;            /* owner's fast-path slots to keep in step; NULL if none */
   sc_class_counts_t counts[SC_CLASSES];
+  uint8_t colours[SC_CLASSES]; /* pages of each class coloured so far (refill.c) */
   sc_page_queue_t queues[SC_CLASSES];
   _Atomic(uintptr_t) remote_free; /* blocks freed by other threads */
   /* Blocks this thread freed for one other arena, not yet handed over:

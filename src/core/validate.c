@@ -85,20 +85,27 @@ void sc__page_validate(const sc_page_t *page) {
        page, 0);
   /* Geometry, on both lines. */
   uintptr_t base = (uintptr_t)sc__page_start(page);
-  unsigned shift = page->shift;
-  need(page->class_idx < SC_CLASSES && shift == page->class_idx + (unsigned)SC_MIN_SHIFT &&
-           page->block_mask == (1u << shift) - 1,
-       "the page's class, shift and mask agree", page, 0);
-  need((uintptr_t)page->carve_end == base + SC_PAGE_SIZE, "the page ends where its data ends", page,
-       0);
-  need(page->shared_shift == shift && page->shared_mask == page->block_mask &&
+  need(page->class_idx < SC_CLASSES, "the page's class is one", page, 0);
+  unsigned shift = page->class_idx + SC_MIN_SHIFT; /* the block size's */
+  size_t size = (size_t)1 << shift, mask = size - 1;
+  unsigned granule = shift < SC_COLOUR_SHIFT ? shift : SC_COLOUR_SHIFT;
+  need(page->shift == granule && page->start_mask == (1u << granule) - 1 &&
+           sc__page_block_size(page) == size,
+       "the page's map granule and start mask follow its class", page, 0);
+  /* Its colour, then whole blocks, up to the end of the last that fits. */
+  uintptr_t first = (uintptr_t)sc__page_first(page) - base, end = (uintptr_t)page->carve_end - base;
+  need(sc__page_base(page) == base && (first & ((1u << SC_COLOUR_SHIFT) - 1)) == 0 &&
+           (first == 0 || shift > SC_COLOUR_SHIFT) && end <= SC_PAGE_SIZE &&
+           end + size > SC_PAGE_SIZE,
+       "the page's blocks start at its colour and end where the last that fits ends", page, 0);
+  need(page->shared_shift == granule && page->shared_mask == mask &&
            page->shared_class == page->class_idx && page->shared_map == page->map,
        "the shared line mirrors the owner's geometry", page, 0);
   /* The carve pointer and the high-water mark (offsets in the page). */
   uintptr_t next = (uintptr_t)page->carve_next - base, fresh = (uintptr_t)page->fresh_end - base;
-  if (next > SC_PAGE_SIZE || (next & page->block_mask) != 0)
+  if (next < first || next > end || ((next - first) & mask) != 0)
     broken("carve_next is a block boundary inside the page", page, 0, "offset", next, NULL, 0);
-  if (fresh < next || fresh > SC_PAGE_SIZE)
+  if (fresh < next || fresh > end)
     broken("the high-water mark is at or above carve_next", page, 0, "mark", fresh, "carve_next",
            next);
   if (page->shared_carved != fresh)
@@ -106,21 +113,21 @@ void sc__page_validate(const sc_page_t *page) {
            "mark", fresh);
   /* The free list: links inside the carved blocks, each a block start and
    * free in the map; no longer than the blocks carved (no cycle). */
-  size_t carved = next >> shift, listed = 0;
+  size_t carved = (next - first) >> shift, listed = 0;
   const sc_block_t *b = page->free;
   while (!sc__is_list_end(b)) {
     uintptr_t off = (uintptr_t)b - base;
-    if (off >= next)
+    if (off >= next || off < first)
       broken("a free-list link points into the carved blocks", page, 0, "link to offset", off,
              "carve_next", next);
-    if ((off & page->block_mask) != 0)
+    if (((off - first) & mask) != 0)
       broken("a free-list link is a block start", page, 0, "link to offset", off, NULL, 0);
     if (++listed > carved)
       broken("the free list is no longer than the carved blocks (a cycle?)", page, 0, "listed",
              listed, "carved", carved);
-    uint8_t st = map_state(page, off >> shift);
+    uint8_t st = map_state(page, off >> granule);
     if (st != SC_MAP_FREE)
-      broken("a block on the free list is free in the block map", page, 0, "block", off >> shift,
+      broken("a block on the free list is free in the block map", page, 0, "entry", off >> granule,
              "state", st);
     b = sc__decode(b->next, b, page);
   }
@@ -136,12 +143,17 @@ void sc__page_validate(const sc_page_t *page) {
     sc__abort_with_report(line);
   }
   /* Blocks never carved (since the page was last carved from its start)
-   * are free in the map. */
-  size_t blocks = SC_PAGE_SIZE >> shift;
-  for (size_t i = carved; i < blocks; i++)
-    if (map_state(page, i) != SC_MAP_FREE)
-      broken("a block at or above carve_next is free in the block map", page, 0, "block", i,
+   * are free in the map; every entry that is no block start is INTERIOR. */
+  for (size_t i = 0; i < (SC_PAGE_SIZE >> granule); i++) {
+    uintptr_t off = (uintptr_t)i << granule;
+    bool start = off >= first && off < end && ((off - first) & mask) == 0;
+    if (!start && map_state(page, i) != SC_MAP_INTERIOR)
+      broken("an entry of the block map that is no block start is INTERIOR", page, 0, "entry", i,
              "state", map_state(page, i));
+    if (start && off >= next && map_state(page, i) != SC_MAP_FREE)
+      broken("a block at or above carve_next is free in the block map", page, 0, "entry", i,
+             "state", map_state(page, i));
+  }
 }
 
 /* ---- an arena ------------------------------------------------------------------- */

@@ -102,7 +102,7 @@ static void poison(uint8_t *b, size_t size) {
 }
 
 void sc__check_take(const sc_page_t *page) {
-  size_t size = (size_t)page->block_mask + 1;
+  size_t size = sc__page_block_size(page);
   const sc_block_t *b = page->free;
   if (!sc__is_list_end(b)) {
     check_freed((const uint8_t *)b, size);
@@ -111,8 +111,7 @@ void sc__check_take(const sc_page_t *page) {
   /* A page that emptied is carved again from its start: below the
    * high-water mark every block was handed out and freed in this class. */
   const uint8_t *at = page->carve_next;
-  if (at == page->carve_end ||
-      (uintptr_t)(at + size) - ((uintptr_t)page->carve_end - SC_PAGE_SIZE) > sc__page_carved(page))
+  if (at == page->carve_end || (uintptr_t)(at + size) - sc__page_base(page) > sc__page_carved(page))
     return;
 #if SC_HARDEN
   const sc_block_t *stale = (const sc_block_t *)at;
@@ -125,11 +124,11 @@ void sc__check_take(const sc_page_t *page) {
 void sc__check_alloc(const sc_page_t *page, void *b, size_t n) {
   ((sc_block_t *)b)->key = 0; /* live: no key (the slack may cover part of it) */
   *sc__req_slot_local(page, (uintptr_t)b) = (uint16_t)n;
-  memset((uint8_t *)b + n, SLACK_BYTE, page->block_mask + 1 - n);
+  memset((uint8_t *)b + n, SLACK_BYTE, sc__page_block_size(page) - n);
 }
 
 void sc__check_poison(const sc_page_t *page, void *p, bool local) {
-  poison(p, (size_t)1 << (local ? page->shift : page->shared_shift));
+  poison(p, local ? sc__page_block_size(page) : (size_t)page->shared_mask + 1);
 }
 
 /* ---- the quarantine ----------------------------------------------------------- */
@@ -138,7 +137,7 @@ void sc__check_poison(const sc_page_t *page, void *p, bool local) {
  * path (its owner's list, or the owner's remote list). */
 static void release(void *p) {
   const sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)p), (uintptr_t)p);
-  check_freed(p, (size_t)1 << page->shared_shift);
+  check_freed(p, (size_t)page->shared_mask + 1);
   ((sc_block_t *)p)->key = 0; /* live again for the moment, so free takes it */
   releasing = true;
   sc__free_inline(p);
@@ -164,19 +163,18 @@ static void *quarantine(void *p) {
 
 bool sc__check_free(void *p, sc_page_t *page, bool local) {
   if (releasing) return false;
-  uintptr_t u = (uintptr_t)p;
-  unsigned shift;
+  uintptr_t u = (uintptr_t)p, offset = u & (SC_PAGE_SIZE - 1);
+  size_t size;
   if (local) {
-    if ((u & page->block_mask) != 0 || u >= (uintptr_t)page->carve_next) sc__fatal_invalid(p);
-    shift = page->shift;
+    if (!sc__shared_block_start(page, offset) || u >= (uintptr_t)page->carve_next)
+      sc__fatal_invalid(p);
+    size = sc__page_block_size(page);
   } else {
-    uintptr_t offset = u & (SC_PAGE_SIZE - 1);
-    if (page->state != SC_PAGE_ACTIVE || (offset & page->shared_mask) != 0 ||
+    if (page->state != SC_PAGE_ACTIVE || !sc__shared_block_start(page, offset) ||
         offset >= sc__page_carved(page))
       sc__fatal_block("invalid free", p, 0);
-    shift = page->shared_shift;
+    size = (size_t)page->shared_mask + 1;
   }
-  size_t size = (size_t)1 << shift;
   /* A block in quarantine is still live in its map; its key marks it. A
    * block on a free list is caught by the map, on the free path. */
   if (sc_unlikely(((sc_block_t *)p)->key == sc__free_key(p)))
@@ -193,7 +191,7 @@ bool sc__check_free(void *p, sc_page_t *page, bool local) {
 
 void sc__check_resize(void *p, size_t n) {
   const sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)p), (uintptr_t)p);
-  size_t size = (size_t)1 << page->shared_shift;
+  size_t size = (size_t)page->shared_mask + 1;
   check_slack(p, size, *req_slot(page, p));
   memset((uint8_t *)p + n, SLACK_BYTE, size - n);
 }
@@ -225,7 +223,7 @@ __attribute__((destructor)) static void check_at_exit(void) {
     uint32_t at = q_head + i;
     const uint8_t *b = q_ring[at >= q_cap ? at - q_cap : at];
     const sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)b), (uintptr_t)b);
-    check_freed(b, (size_t)1 << page->shared_shift);
+    check_freed(b, (size_t)page->shared_mask + 1);
   }
   pthread_mutex_unlock(&q_lock);
 }
