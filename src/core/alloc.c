@@ -136,6 +136,15 @@ void *sc__memalign(size_t align, size_t n) {
     if (align > ((size_t)1 << SC_COLOUR_SHIFT)) {
       if (sc_unlikely(sc__features != 0)) /* sampled ones too: they see it */
         return sc__tier_alloc_aligned(n, sc__class_of_granule[g], align);
+      /* The class's current page, when its colour allows (the common
+       * case: a program that asks for one alignment of a class), else
+       * a page whose colour does. */
+      sc_page_t *page = sc__thread.current[g];
+      if (((uintptr_t)sc__page_first(page) & (align - 1)) == 0) {
+        size_t index;
+        sc_block_t *b = sc__page_take_narrow(page, &index);
+        if (sc_likely(b != NULL)) return b;
+      }
       return sc__alloc_aligned(n, sc__class_of_granule[g], align);
     }
     return sc__alloc_granule(n, g);
