@@ -214,6 +214,19 @@ void sc__page_free_marked(void *p, sc_page_t *page) {
 
 /* ---- the allocation slow path ------------------------------------------- */
 
+/** Put `page` (queued in a's queue of c, or new) at the queue's front: the
+ * class's current page. The old head loses the purge trap: only heads
+ * carry it. */
+static void make_head(sc_arena_t *a, unsigned c, sc_page_t *page) {
+  sc_page_queue_t *q = &a->queues[c];
+  if (q->first != page) {
+    if (q->first != NULL) q->first->used &= ~SC_USED_SLOW;
+    if (page->queued) queue_remove(q, page);
+    queue_push_front(q, page);
+  }
+  sc__arena_refresh_current(a, c);
+}
+
 void *sc__alloc_from_system(size_t n, unsigned c) {
   void *p = sc__sys_memalign(sc__class_size(c), n);
   if (p == NULL) errno = ENOMEM;
@@ -251,27 +264,38 @@ void *sc__arena_refill(sc_arena_t *a, unsigned c) {
      * heads carry it. */
     page = page_new(a, c, false);
     if (page == NULL) return NULL;
-    sc_page_t *first = a->queues[c].first;
-    if (first != NULL) first->used &= ~SC_USED_SLOW;
-    queue_push_front(&a->queues[c], page);
-    sc__arena_refresh_current(a, c);
+    make_head(a, c, page);
   }
 }
 
-/** A block of class c aligned to `align` from a page of arena a's queue
- * of c whose colour allows it (an exhausted one leaves the queue on the
- * way), or NULL. */
+/* How many pages of a class's queue an aligned request looks at before it
+ * makes a page of colour 0: the one it finds becomes the current page, so
+ * the walk runs once per page, not once per request; the pages of other
+ * colours it passes go to the back, so the next walk looks at others. */
+#define SC_ALIGNED_WALK 8
+
+/** A block of class c aligned to `align` from one of the first pages of
+ * arena a's queue of c whose colour allows it, which becomes the class's
+ * current page (an exhausted page leaves the queue on the way, one of
+ * another colour goes to its back), or NULL. */
 static sc_block_t *take_aligned_queued(sc_arena_t *a, unsigned c, size_t align, sc_page_t **where,
                                        bool *fresh) {
   sc_page_queue_t *q = &a->queues[c];
-  sc_page_t *page = q->first;
-  while (page != NULL) {
+  sc_page_t *page = q->first, *moved = NULL;
+  for (unsigned seen = 0; page != NULL && page != moved && seen < SC_ALIGNED_WALK; seen++) {
     sc_page_t *next = page->next;
-    if (((uintptr_t)sc__page_first(page) & (align - 1)) == 0) {
+    if (((uintptr_t)sc__page_first(page) & (align - 1)) != 0) {
+      if (page != q->first) { /* the head stays the plain requests' page */
+        queue_remove(q, page);
+        queue_push_back(q, page);
+        if (moved == NULL) moved = page;
+      }
+    } else {
       if (sc__features != 0) sc__ops.block.before_take(page);
       uint32_t mark = page->shared_carved; /* raised by a fresh carve */
       sc_block_t *b = sc__page_take_any(page);
       if (b != NULL) {
+        make_head(a, c, page);
         *where = page;
         *fresh = page->shared_carved != mark;
         return b;
@@ -300,17 +324,16 @@ sc_block_t *sc__arena_take_aligned(sc_arena_t *a, unsigned c, size_t align, sc_p
     b = take_aligned_queued(a, c, align, where, fresh);
     if (b != NULL) return b;
   }
-  /* None has room: a page of the class with its blocks aligned, behind
-   * the current one (the head, if the class had none). */
-  sc_page_queue_t *q = &a->queues[c];
+  /* None has room near the front: a page of the class with its blocks
+   * aligned, as its current page (plain requests take from it too). */
   sc_page_t *page = page_new(a, c, true);
   if (page == NULL) return NULL;
-  queue_push_back(q, page);
-  if (a->current[c] == &sc__empty_page) sc__arena_refresh_current(a, c);
   if (sc__features != 0) sc__ops.block.before_take(page);
+  b = sc__page_take_any(page); /* a fresh page: never NULL */
+  make_head(a, c, page);
   *where = page;
   *fresh = true;
-  return sc__page_take_any(page); /* a fresh page: never NULL */
+  return b;
 }
 
 void *sc__alloc_aligned(size_t n, unsigned c, size_t align) {
