@@ -16,6 +16,7 @@
 
 #include "core_util.h"
 #include "core/internal.h"
+#include "core/size_class.h"
 #include "sizeclass.h"
 
 /* glibc's own allocator, reachable under these names even when malloc is
@@ -872,6 +873,48 @@ Test(core_api, aligned_requests_among_coloured_pages) {
   }
   free(plain);
   free(aligned);
+}
+
+/* An aligned request that its class's current page cannot serve (another
+ * colour) takes a page that can, and that page becomes the current one:
+ * the requests after it, aligned or plain, run on it instead of walking
+ * the class's pages each time. */
+Test(core_api, aligned_request_moves_the_class_to_its_page) {
+  enum { N = 64 * 24 }; /* 24 pages of 1 KiB blocks */
+  size_t g = sc__bucket_of(1000);
+  void **p = malloc(N * sizeof(void *));
+  size_t n = 0;
+  /* Pages of several colours, each with room; the current one not
+   * 1 KiB-aligned (15 colours in 16 are not). */
+  while (n < N || ((uintptr_t)sc__page_first(sc__thread.current[g]) & 1023) == 0) {
+    cr_assert_lt(n, 4 * N, "every page of the 1 KiB class has colour 0");
+    if (n >= N && n % 256 == 0) p = realloc(p, (n + 256) * sizeof(void *));
+    p[n++] = cu_escape(malloc(1000));
+  }
+  for (size_t i = 1; i < n; i += 2) free(p[i]);
+  sc_page_t *before = sc__thread.current[g];
+  cr_assert_neq((uintptr_t)sc__page_first(before) & 1023, 0);
+  void *first = cu_escape(aligned_alloc(1024, 1000));
+  cr_assert_eq((uintptr_t)first % 1024, 0, "aligned_alloc(1024) = %p", first);
+  sc_page_t *now = sc__thread.current[g];
+  cr_assert_neq(now, before, "the class kept its page of another colour");
+  cr_assert_eq((uintptr_t)sc__page_first(now) & 1023, 0, "the class's current page is not aligned");
+  cr_assert_eq(sc__page_of(sc__segment_of((uintptr_t)first), (uintptr_t)first), now);
+  /* Plain and aligned requests in turn: each aligned one leaves its page
+   * the current one, where the plain ones take their blocks too. */
+  void *pairs[80];
+  for (size_t i = 0; i < 80; i += 2) {
+    pairs[i] = cu_escape(malloc(1000));
+    pairs[i + 1] = cu_escape(aligned_alloc(1024, 1000));
+    uintptr_t u = (uintptr_t)pairs[i + 1];
+    cr_assert_eq(u % 1024, 0, "aligned_alloc(1024) = %p", pairs[i + 1]);
+    cr_assert_eq(sc__page_of(sc__segment_of(u), u), sc__thread.current[g],
+                 "pair %zu: the aligned block's page is not the current one", i / 2);
+  }
+  for (size_t i = 0; i < 80; i++) free(pairs[i]);
+  free(first);
+  for (size_t i = 0; i < n; i += 2) free(p[i]);
+  free(p);
 }
 
 /* Live blocks of every size 1..1100, several of each, with patterns. */
