@@ -668,6 +668,97 @@ Test(core_api, mallinfo_counts_glibcs_blocks_as_glibc_does) {
   free(g);
 }
 
+/** The `live` figure of the class of `size` in malloc_info's document. */
+static unsigned long long info_class_live(const char *doc, unsigned size) {
+  char key[64];
+  snprintf(key, sizeof key, "<class size=\"%u\" ", size);
+  const char *at = strstr(doc, key);
+  cr_assert_not_null(at, "no %s in:\n%s", key, doc);
+  at = strstr(at, " live=\"");
+  cr_assert_not_null(at);
+  return strtoull(at + 7, NULL, 10);
+}
+
+/** malloc_info(0, ...) into a string (the caller frees it). */
+static char *info_document(void) {
+  char *doc = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&doc, &len);
+  cr_assert_not_null(m);
+  cr_assert_eq(malloc_info(0, m), 0);
+  cr_assert_eq(fclose(m), 0);
+  return doc;
+}
+
+/* malloc_info is glibc's document (its heaps: the blocks above 1 KiB)
+ * with the classes in one more element before its end: 1000 blocks of
+ * 100 B are 1000 more live blocks of class 128, and their frees take them
+ * off again. Options other than 0 are refused, as glibc refuses them. */
+Test(core_api, malloc_info_counts_the_classes_blocks) {
+  enum { N = 1000, SLACK = 64 };
+  static void *blocks[N];
+  char *before = info_document();
+  for (int i = 0; i < N; i++) blocks[i] = cu_escape(malloc(100));
+  void *big = cu_escape(malloc(100000));
+  char *during = info_document();
+  cr_assert_eq(strncmp(during, "<malloc version=\"1\">\n", 21), 0, "%s", during);
+  cr_assert_not_null(strstr(during, "<heap nr=\"0\">"), "glibc's heaps missing:\n%s", during);
+  const char *ours = strstr(during, "<sizeclass version=\"1\">\n");
+  cr_assert_not_null(ours, "%s", during);
+  const char *end = strstr(during, "</malloc>");
+  cr_assert_not_null(end);
+  cr_assert_gt(end, ours, "the classes come after the document's end");
+  cr_assert_str_eq(end, "</malloc>\n", "one end, last: %s", end);
+  unsigned long long a = info_class_live(before, 128), b = info_class_live(during, 128);
+  cr_assert_geq(b - a, N, "class 128 live: %llu -> %llu", a, b);
+  cr_assert_lt(b - a, N + SLACK);
+  cr_assert_not_null(strstr(ours, "<total pages=\""), "%s", ours);
+  for (int i = 0; i < N; i++) free(blocks[i]);
+  free(big);
+  char *after = info_document();
+  cr_assert_lt(info_class_live(after, 128), a + SLACK, "frees not counted");
+  free(before);
+  free(during);
+  free(after);
+  FILE *null = fopen("/dev/null", "w");
+  cr_assert_not_null(null);
+  cr_assert_eq(malloc_info(1, null), EINVAL);
+  fclose(null);
+}
+
+/* malloc_stats prints glibc's lines, then the classes' in the same shape,
+ * with a line per class that has pages: 1000 blocks of 100 B show. */
+Test(core_api, malloc_stats_prints_the_classes) {
+  enum { N = 1000 };
+  static void *blocks[N];
+  for (int i = 0; i < N; i++) blocks[i] = cu_escape(malloc(100));
+  FILE *out = tmpfile();
+  cr_assert_not_null(out);
+  fflush(stderr);
+  int saved = dup(2);
+  cr_assert_geq(saved, 0);
+  cr_assert_eq(dup2(fileno(out), 2), 2);
+  malloc_stats();
+  fflush(stderr);
+  cr_assert_eq(dup2(saved, 2), 2);
+  close(saved);
+  char text[8192] = {0};
+  rewind(out);
+  size_t got = fread(text, 1, sizeof text - 1, out);
+  fclose(out);
+  cr_assert_gt(got, 0);
+  cr_assert_not_null(strstr(text, "Arena 0:"), "glibc's lines missing:\n%s", text);
+  const char *ours = strstr(text, "Size classes (libsizeclass");
+  cr_assert_not_null(ours, "%s", text);
+  const char *line = strstr(ours, "class  128 B:");
+  cr_assert_not_null(line, "%s", ours);
+  const char *in_use = strstr(line, " blocks, ");
+  cr_assert_not_null(in_use);
+  cr_assert_geq(strtoull(in_use + 9, NULL, 10), N, "%s", line);
+  cr_assert_not_null(strstr(ours, "in use bytes     = "), "%s", ours);
+  for (int i = 0; i < N; i++) free(blocks[i]);
+}
+
 Test(core_api, memalign_rounds_alignment_up) {
   size_t aligns[] = {0, 1, 3, 24, 48, 100, 1000};
   for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
