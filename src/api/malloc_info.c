@@ -22,8 +22,8 @@ typedef struct {
 } class_figures_t;
 
 static class_figures_t figures_of(const struct sc_class_stats *k) {
-  class_figures_t f = {k->size, k->pages, k->reserved_bytes, k->capacity_blocks, k->live_blocks,
-                       k->live_block_bytes};
+  class_figures_t f = {k->size,        k->pages,           k->reserved_bytes, k->capacity_blocks,
+                       k->live_blocks, k->live_block_bytes};
   if (f.live > f.blocks) f.live = f.blocks;
   if (f.live_bytes > f.reserved) f.live_bytes = f.reserved;
   return f;

@@ -141,10 +141,10 @@ static sc_always_inline sc_block_t *sc__page_take_entry(sc_page_t *page, unsigne
      * block below. */
     if (sc_unlikely(at == page->carve_end)) return NULL;
 #if SC_HARDEN
-    /* It must be the list end, the page's own (sc__list_end: the last
-     * byte of its last block); else a link was corrupted. (b + 1 against
-     * the end: a lea and a compare.) */
-    if (sc_unlikely((uintptr_t)b + 1 != (uintptr_t)page->carve_end)) goto corrupt;
+    /* It must be the list end, the page's own (sc__list_end: carve_end
+     * less SC_LIST_END_BACK); else a link was corrupted. (An add and a
+     * compare.) */
+    if (sc_unlikely((uintptr_t)b + SC_LIST_END_BACK != (uintptr_t)page->carve_end)) goto corrupt;
 #endif
     if (at == NULL) __builtin_unreachable(); /* a page's blocks are never at 0 */
     b = (sc_block_t *)at;

@@ -25,7 +25,7 @@ sc_tls sc_thread_t sc__thread = {
  * no room to carve, so the fast path falls through to the slow path. */
 /* Its list end is its own (sc__list_end: carve_end is one page above 0),
  * and so is nothing else: start_mask is odd, like every page's. */
-sc_page_t sc__empty_page = {.free = (sc_block_t *)(SC_PAGE_SIZE - 1),
+sc_page_t sc__empty_page = {.free = (sc_block_t *)(SC_PAGE_SIZE - SC_LIST_END_BACK),
                             .carve_next = (uint8_t *)SC_PAGE_SIZE,
                             .carve_end = (uint8_t *)SC_PAGE_SIZE,
                             .start_mask = 1,

@@ -124,14 +124,24 @@ _Static_assert(offsetof(sc_page_t, shift) + 1 == 64 && offsetof(sc_page_t, share
 
 /** The block size of page's class (the owner's line). */
 static inline size_t sc__page_block_size(const sc_page_t *page) { return (size_t)page->size8 << 3; }
+/* How far a page's list end lies below its carve_end: carve_end is within
+ * 1 KiB of the page's end (the colour and the blocks' rounding), so the
+ * list end falls in the page's first 4 KiB, with its first block. malloc
+ * prefetches the link it pops, the list end included: in an OS page the
+ * page never touched (its last, while its blocks have not reached it) each
+ * such prefetch made the processor walk the page tables, and a loop that
+ * reused one block ran 2-6x slower (docs/performance.md). */
+#define SC_LIST_END_BACK ((uintptr_t)SC_PAGE_SIZE - 4096 + 1)
+_Static_assert(SC_SMALL_MAX <= 4096 - 16, "the list end lies in the page's first 4 KiB");
+
 /** The end of a page's free list: an odd value inside the page, never a
  * block, so that every link of a sound list, the last one included, points
  * into its own page (the hardened check is then a single test). It is
- * stored encoded like any link, so it tells a reader nothing. The last
- * byte of the page's last block: carve_end less one (odd: carve_end is a
- * multiple of 16). */
+ * stored encoded like any link, so it tells a reader nothing. carve_end
+ * less SC_LIST_END_BACK: odd (carve_end is a multiple of 16), in the
+ * page's first 4 KiB. */
 static inline sc_block_t *sc__list_end(const sc_page_t *page) {
-  return (sc_block_t *)((uintptr_t)page->carve_end - 1);
+  return (sc_block_t *)((uintptr_t)page->carve_end - SC_LIST_END_BACK);
 }
 /** The start of page's data (any thread): carve_end lies in the page or
  * at its very end. */
