@@ -932,6 +932,35 @@ Test(core_api, every_class_block_aligned_and_pages_coloured) {
   free(p);
 }
 
+/* A page's free list ends in an odd address of its first 4 KiB, where its
+ * first block is, whatever its colour: malloc prefetches every link it
+ * pops, the end too, and a page's last 4 KiB may never have been touched
+ * (a prefetch there walks the page tables every time). */
+Test(core_api, list_end_lies_by_the_first_block) {
+  enum { PER_CLASS = 3000 };
+  void **p = malloc(PER_CLASS * sizeof(void *));
+  for (size_t cls = 16; cls <= 1024; cls *= 2) {
+    for (size_t i = 0; i < PER_CLASS; i++) {
+      p[i] = cu_escape(malloc(cls));
+      uintptr_t u = (uintptr_t)p[i];
+      sc_page_t *page = sc__page_of(sc__segment_of(u), u);
+      uintptr_t end = (uintptr_t)sc__list_end(page), first = (uintptr_t)sc__page_first(page);
+      uintptr_t base = u & ~(uintptr_t)(SC_PAGE_SIZE - 1);
+      cr_assert_eq(end & 1, 1, "class %zu: list end %#lx is even", cls, (unsigned long)end);
+      cr_assert(end >= base && end < base + 4096,
+                "class %zu: list end %#lx outside the first 4 KiB of page %#lx", cls,
+                (unsigned long)end, (unsigned long)base);
+      cr_assert_geq(first, base);
+      cr_assert_lt(first, base + 4096 - cls + 1, "class %zu: first block %#lx", cls,
+                   (unsigned long)first);
+    }
+    for (size_t i = 0; i < PER_CLASS; i++) free(p[i]);
+  }
+  free(p);
+  uintptr_t none = (uintptr_t)sc__empty_page.free;
+  cr_assert(none & 1 && none < 4096, "the empty page's list end %#lx", (unsigned long)none);
+}
+
 /* Aligned requests above 64 B come from pages of colour 0 of their class,
  * among the coloured pages plain mallocs fill: every one aligned, ours,
  * and its block back in its class when freed; plain blocks keep theirs. */
