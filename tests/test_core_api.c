@@ -712,7 +712,8 @@ Test(core_api, malloc_info_counts_the_classes_blocks) {
   unsigned long long a = info_class_live(before, 128), b = info_class_live(during, 128);
   cr_assert_geq(b - a, N, "class 128 live: %llu -> %llu", a, b);
   cr_assert_lt(b - a, N + SLACK);
-  cr_assert_not_null(strstr(ours, "<total pages=\""), "%s", ours);
+  cr_assert_not_null(strstr(ours, "<summary pages=\""), "%s", ours);
+  cr_assert_null(strstr(ours, "<total"), "<total> is glibc's name: %s", ours);
   for (int i = 0; i < N; i++) free(blocks[i]);
   free(big);
   char *after = info_document();
@@ -726,8 +727,9 @@ Test(core_api, malloc_info_counts_the_classes_blocks) {
   fclose(null);
 }
 
-/* malloc_stats prints glibc's lines, then the classes' in the same shape,
- * with a line per class that has pages: 1000 blocks of 100 B show. */
+/* malloc_stats prints glibc's lines, then the classes' (a line per class
+ * that has pages: 1000 blocks of 100 B show), then the whole heap's total
+ * in glibc's shape. */
 Test(core_api, malloc_stats_prints_the_classes) {
   enum { N = 1000 };
   static void *blocks[N];
@@ -755,7 +757,13 @@ Test(core_api, malloc_stats_prints_the_classes) {
   const char *in_use = strstr(line, " blocks, ");
   cr_assert_not_null(in_use);
   cr_assert_geq(strtoull(in_use + 9, NULL, 10), N, "%s", line);
-  cr_assert_not_null(strstr(ours, "in use bytes     = "), "%s", ours);
+  cr_assert_not_null(strstr(ours, "classes' in use bytes = "), "%s", ours);
+  /* Last, the whole heap's total, at least the classes' blocks. */
+  const char *total = strstr(ours, "Total (incl. mmap and size classes):\n");
+  cr_assert_not_null(total, "%s", ours);
+  const char *used = strstr(total, "in use bytes     = ");
+  cr_assert_not_null(used, "%s", total);
+  cr_assert_geq(strtoull(used + 19, NULL, 10), (unsigned long long)N * 128, "%s", total);
   for (int i = 0; i < N; i++) free(blocks[i]);
 }
 
@@ -1035,6 +1043,39 @@ Test(core_api, aligned_request_moves_the_class_to_its_page) {
   free(first);
   for (size_t i = 0; i < n; i += 2) free(p[i]);
   free(p);
+}
+
+/* An aligned request that its current page cannot serve takes a block
+ * from a page already in its class's queue whose colour allows it, when
+ * one lies among the first (here the first page the thread made, colour
+ * 0, right behind the head), not from a new page. In a thread of its own:
+ * its arena's pages of the class take their colours from the first. */
+static void *aligned_from_queued_page(void *unused) {
+  (void)unused;
+  enum { N = 64 * 12 }; /* 12 pages of 1 KiB blocks */
+  static void *p[N];
+  size_t g = sc__bucket_of(1000);
+  for (size_t i = 0; i < N; i++) p[i] = cu_escape(malloc(1000));
+  uintptr_t first = (uintptr_t)p[0];
+  sc_page_t *page0 = sc__page_of(sc__segment_of(first), first);
+  cr_assert_eq((uintptr_t)sc__page_first(page0) & 1023, 0, "the first page has a colour");
+  for (size_t i = 1; i < N; i += 2) free(p[i]); /* every page has room again */
+  cr_assert_neq((uintptr_t)sc__page_first(sc__thread.current[g]) & 1023, 0,
+                "the current page is aligned: nothing to walk for");
+  void *a = cu_escape(aligned_alloc(1024, 1000));
+  uintptr_t u = (uintptr_t)a;
+  cr_assert_eq(sc__page_of(sc__segment_of(u), u), page0,
+               "aligned_alloc took %p, not a block of the queued page of colour 0", a);
+  cr_assert_eq(sc__thread.current[g], page0);
+  free(a);
+  for (size_t i = 0; i < N; i += 2) free(p[i]);
+  return NULL;
+}
+
+Test(core_api, aligned_request_uses_a_queued_page) {
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, aligned_from_queued_page, NULL), 0);
+  cr_assert_eq(pthread_join(t, NULL), 0);
 }
 
 /* Live blocks of every size 1..1100, several of each, with patterns. */

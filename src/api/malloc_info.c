@@ -6,12 +6,15 @@
  * figures, core/mallinfo.c, class by class). Public calls a program makes,
  * never reached from inside malloc: they use stdio, which allocates. */
 #include <errno.h>
+#include <stdbool.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config.h"
+#include "core/internal.h"
 #include "core/libc_syms.h"
 #include "core/snapshot.h"
 
@@ -56,10 +59,12 @@ static const char *document_end(const char *doc, size_t len) {
 
 /* glibc's document (its heaps, its totals: blocks above 1 KiB) with one
  * more element before its end, <sizeclass>: a <class> per class and their
- * <total>, figures in blocks and bytes. Without glibc's, a document of
- * that element alone. */
-__attribute__((visibility("default"))) int malloc_info(int options, FILE *fp) {
+ * <summary> (not <total>: that name is glibc's), figures in blocks and
+ * bytes. Without glibc's, a document of that element alone. 0, or -1 with
+ * errno EIO when the stream failed during the call. */
+__attribute__((visibility("default"))) sc_cold int malloc_info(int options, FILE *fp) {
   if (options != 0) return EINVAL; /* glibc's answer, as of 2.36 */
+  bool failed_before = ferror(fp) != 0;
   int (*glibcs)(int, FILE *) = (int (*)(int, FILE *))sc__libc_sym("malloc_info");
   char *doc = NULL;
   size_t len = 0;
@@ -86,22 +91,30 @@ __attribute__((visibility("default"))) int malloc_info(int options, FILE *fp) {
             (unsigned long long)(k[c].blocks - k[c].live), (unsigned long long)k[c].reserved,
             (unsigned long long)k[c].live_bytes);
   fprintf(fp,
-          "  <total pages=\"%llu\" blocks=\"%llu\" live=\"%llu\" free=\"%llu\" system=\"%llu\" "
+          "  <summary pages=\"%llu\" blocks=\"%llu\" live=\"%llu\" free=\"%llu\" system=\"%llu\" "
           "in_use=\"%llu\"/>\n</sizeclass>\n</malloc>\n",
           (unsigned long long)t.pages, (unsigned long long)t.blocks, (unsigned long long)t.live,
           (unsigned long long)(t.blocks - t.live), (unsigned long long)t.reserved,
           (unsigned long long)t.live_bytes);
-  return ferror(fp) ? -1 : 0;
+  if (!failed_before && ferror(fp)) {
+    errno = EIO;
+    return -1;
+  }
+  return 0;
 }
 
-/* glibc's lines (its arenas, to stderr), then the classes' in the same
- * shape: their pages' bytes and their live blocks' bytes, and a line per
- * class that has pages. */
-__attribute__((visibility("default"))) void malloc_stats(void) {
+/* glibc's lines (its arenas, to stderr), then the classes': a line per
+ * class that has pages, their pages' bytes and their live blocks' bytes,
+ * and last the whole heap's total as mallinfo2 counts it (glibc's heaps,
+ * its mmapped blocks and the classes), in glibc's shape. */
+__attribute__((visibility("default"))) sc_cold void malloc_stats(void) {
   void (*glibcs)(void) = (void (*)(void))sc__libc_sym("malloc_stats");
+  flockfile(stderr); /* glibc's lines and ours together */
   if (glibcs != NULL) glibcs();
   class_figures_t k[SC_CLASSES], t;
   classes_read(k, &t);
+  struct mallinfo2 all;
+  sc__mallinfo2(&all);
   fprintf(stderr, "Size classes (libsizeclass, requests of 1024 B or less):\n");
   for (unsigned c = 0; c < SC_CLASSES; c++) {
     if (k[c].pages == 0) continue;
@@ -109,6 +122,12 @@ __attribute__((visibility("default"))) void malloc_stats(void) {
             (unsigned long long)k[c].size, (unsigned long long)k[c].pages,
             (unsigned long long)k[c].blocks, (unsigned long long)k[c].live);
   }
-  fprintf(stderr, "system bytes     = %10llu\nin use bytes     = %10llu\n",
+  fprintf(stderr, "classes' system bytes = %10llu\nclasses' in use bytes = %10llu\n",
           (unsigned long long)t.reserved, (unsigned long long)t.live_bytes);
+  fprintf(stderr,
+          "Total (incl. mmap and size classes):\nsystem bytes     = %10llu\n"
+          "in use bytes     = %10llu\n",
+          (unsigned long long)(all.arena + all.hblkhd),
+          (unsigned long long)(all.uordblks + all.hblkhd));
+  funlockfile(stderr);
 }
