@@ -127,7 +127,7 @@ __attribute__((visibility("default"))) sc_cold void malloc_stats(void) {
   fprintf(stderr,
           "Total (incl. mmap and size classes):\nsystem bytes     = %10llu\n"
           "in use bytes     = %10llu\n",
-          (unsigned long long)(all.arena + all.hblkhd),
-          (unsigned long long)(all.uordblks + all.hblkhd));
+          (unsigned long long)all.arena + all.hblkhd,
+          (unsigned long long)all.uordblks + all.hblkhd);
   funlockfile(stderr);
 }
