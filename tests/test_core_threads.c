@@ -17,6 +17,7 @@
 
 #include "core_util.h"
 #include "core/internal.h"
+#include "core/purge.h"
 #include "sizeclass.h"
 
 /* ---- counters summed over arenas ---------------------------------------- */
@@ -305,6 +306,103 @@ static void *fk_make(size_t n, uint64_t seed) {
 static bool fk_ok(const void *b) {
   const uint64_t *p = b;
   return p[0] >= 16 && p[0] <= 4096 && cu_check(p + 2, p[0] - 16, p[1]);
+}
+
+/* ---- an owner that naps while others free its blocks (core/reclaim.c) ---------- */
+
+/* The owner makes blocks of every class, hands most to the workers through
+ * a shared stack and keeps the rest, then naps: the workers free what it
+ * made (remote frees) while allocating and freeing their own, and their
+ * purge steps give back the owner's pages whose blocks they hold wholly.
+ * The owner wakes, checks and frees what it kept, and makes more, drawing
+ * on its reclaimed pages, many times over; every block keeps its contents
+ * and the reclaim runs. */
+enum { NP_ROUNDS = 40, NP_BLOCKS = 4096, NP_KEEP = 256, NP_WORKERS = 2, NP_MINE = 2048 };
+static void *np_stack[NP_ROUNDS * NP_BLOCKS];
+static size_t np_top;
+static pthread_mutex_t np_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int np_done;
+static _Atomic uint64_t np_bad, np_freed;
+
+static void *np_take(void) {
+  pthread_mutex_lock(&np_lock);
+  void *p = np_top > 0 ? np_stack[--np_top] : NULL;
+  pthread_mutex_unlock(&np_lock);
+  return p;
+}
+
+static void *np_worker(void *arg) {
+  uint64_t rng = 99 + (uintptr_t)arg;
+  static _Thread_local void *mine[NP_MINE];
+  for (;;) {
+    void *p = np_take();
+    if (p == NULL) {
+      if (atomic_load(&np_done)) break;
+    } else {
+      if (!fk_ok(p)) atomic_fetch_add(&np_bad, 1);
+      free(p);
+      atomic_fetch_add_explicit(&np_freed, 1, memory_order_relaxed);
+    }
+    /* Their own churn: slow paths, and so purge steps. */
+    uint64_t r = cu_rand(&rng);
+    unsigned i = (unsigned)(r % NP_MINE);
+    if (mine[i] != NULL && !fk_ok(mine[i])) atomic_fetch_add(&np_bad, 1);
+    free(mine[i]);
+    mine[i] = fk_make(16 + (r >> 16) % 1009, r);
+  }
+  for (unsigned i = 0; i < NP_MINE; i++) {
+    if (mine[i] != NULL && !fk_ok(mine[i])) atomic_fetch_add(&np_bad, 1);
+    free(mine[i]);
+  }
+  return NULL;
+}
+
+Test(core_threads, an_owner_that_naps_while_others_free_keeps_its_blocks, .timeout = 120) {
+  sc__purge_configure(3600000, 64); /* nothing purged but what the reclaim gives back */
+  sc_purge_stats_t s0;
+  sc__purge_stats(&s0);
+  pthread_t w[NP_WORKERS];
+  for (uintptr_t i = 0; i < NP_WORKERS; i++)
+    cr_assert_eq(pthread_create(&w[i], NULL, np_worker, (void *)i), 0);
+  static void *kept[NP_KEEP];
+  uint64_t rng = 5, made = 0;
+  for (unsigned round = 0; round < NP_ROUNDS; round++) {
+    for (unsigned k = 0; k < NP_KEEP; k++) {
+      if (kept[k] != NULL && !fk_ok(kept[k])) atomic_fetch_add(&np_bad, 1);
+      free(kept[k]);
+      kept[k] = NULL;
+    }
+    /* What it keeps first, then what it hands on: most pages of the
+     * latter hold none of the former. */
+    for (unsigned k = 0; k < NP_KEEP; k++) {
+      uint64_t r = cu_rand(&rng);
+      kept[k] = fk_make(16 + (r >> 16) % 1009, r);
+      cr_assert_not_null(kept[k]);
+    }
+    for (unsigned b = 0; b < NP_BLOCKS; b++) {
+      uint64_t r = cu_rand(&rng);
+      void *p = fk_make(16 + (r >> 16) % 1009, r);
+      cr_assert_not_null(p);
+      made++;
+      pthread_mutex_lock(&np_lock);
+      np_stack[np_top++] = p;
+      pthread_mutex_unlock(&np_lock);
+    }
+    struct timespec nap = {0, 12000000}; /* longer than SC_RECLAIM_IDLE_NS */
+    nanosleep(&nap, NULL);
+  }
+  atomic_store(&np_done, 1);
+  for (unsigned i = 0; i < NP_WORKERS; i++) cr_assert_eq(pthread_join(w[i], NULL), 0);
+  for (unsigned k = 0; k < NP_KEEP; k++) {
+    if (kept[k] != NULL && !fk_ok(kept[k])) atomic_fetch_add(&np_bad, 1);
+    free(kept[k]);
+  }
+  cr_assert_eq(atomic_load(&np_bad), 0, "%" PRIu64 " blocks lost their contents",
+               atomic_load(&np_bad));
+  cr_assert_eq(atomic_load(&np_freed), made);
+  sc_purge_stats_t s1;
+  sc__purge_stats(&s1);
+  cr_assert_gt(s1.pages_purged, s0.pages_purged, "the workers gave back none of the owner's pages");
 }
 
 static void *fk_short_thread(void *arg) {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 
 #include "core_util.h"
 #include "core/internal.h"
@@ -371,6 +372,183 @@ Test(purge, pages_with_pending_remote_frees_are_not_purged) {
   sc_purge_stats_t s0 = purge_stats();
   cr_assert_geq(sc_trim(), 3 * MIB, "the trim drains the remote list and returns the pages");
   cr_assert_gt(purge_stats().pages_purged, s0.pages_purged);
+  free(keep);
+}
+
+/* ---- an idle thread's pages, freed by others (reclaim.c) ---------------------- */
+
+/** Resident 4 KiB pages of the 64 KiB page at `page` (mincore). */
+static unsigned resident_os_pages(const sc_page_t *page) {
+  unsigned char v[SC_PAGE_SIZE / 4096];
+  cr_assert_eq(mincore(sc__page_start(page), SC_PAGE_SIZE, v), 0);
+  unsigned n = 0;
+  for (unsigned i = 0; i < sizeof(v); i++) n += v[i] & 1;
+  return n;
+}
+
+/** 4 MiB of 256 B blocks made by this thread, one in the middle in *mid
+ * (its page has none but these: the first and the last page of the run
+ * may hold other blocks of the class). */
+static void *alloc_list_mid(void **mid) {
+  void *list = alloc_list(4 * MIB, 256);
+  void *p = list;
+  for (size_t i = 0; i < 4 * MIB / 256 / 2; i++) p = *(void **)p;
+  *mid = p;
+  return list;
+}
+
+typedef struct {
+  void *list;       /* blocks to free here (another thread's) */
+  sc_arena_t *idle; /* their owner, which stays off its slow paths */
+  size_t pages;     /* what the reclaim gave back */
+  bool by_steps;    /* through purge steps (the idle test), or at once */
+} reclaim_job_t;
+
+/** Free job->list here (remote frees), hand the batch over, then reclaim
+ * the owner's pages: at once, or by this thread's purge steps. */
+static void *free_and_reclaim(void *arg) {
+  reclaim_job_t *job = arg;
+  free_list(job->list);
+  sc_arena_t *me = sc__thread.arena;
+  cr_assert_not_null(me);
+  sc__arena_flush_remote(me);
+  if (!job->by_steps) {
+    job->pages = sc__remote_reclaim(job->idle);
+    return NULL;
+  }
+  sc_purge_stats_t s0 = purge_stats();
+  for (int i = 0; i < 2000 && purge_stats().pages_purged == s0.pages_purged; i++) {
+    me->purge.next_ns = 0;
+    sc__purge_tick(me);
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  job->pages = purge_stats().pages_purged - s0.pages_purged;
+  return NULL;
+}
+
+static void run_reclaim(reclaim_job_t *job) {
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, free_and_reclaim, job), 0);
+  cr_assert_eq(pthread_join(t, NULL), 0);
+}
+
+/* Thread A makes 4 MiB of blocks and waits; B frees them all. B's reclaim
+ * gives back every page of A's it holds wholly (all but A's current page,
+ * still being carved), before A makes another slow-path call; A's next
+ * drain marks the blocks free and keeps the pages as purged spares, which
+ * it then reuses. */
+Test(purge, pages_an_idle_thread_made_and_others_freed_are_returned) {
+  sc__purge_configure(NEVER_MS, 64);
+  void *keep = cu_escape(malloc(16));
+  sc_arena_t *a = sc__thread.arena;
+  void *mid;
+  void *list = alloc_list_mid(&mid);
+  sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)mid), (uintptr_t)mid);
+  cr_assert_eq(resident_os_pages(page), SC_PAGE_SIZE / 4096);
+  unsigned c = page->class_idx;
+  uint64_t drained = a->counts[c].drained;
+  reclaim_job_t job = {list, a, 0, false};
+  run_reclaim(&job);
+  cr_assert_geq(job.pages, 62, "pages given back: %zu of 64", job.pages);
+  cr_assert_eq(resident_os_pages(page), 0, "the page's memory is still resident");
+  cr_assert_eq(page->state, SC_PAGE_ACTIVE, "the owner has not taken it back yet");
+  cr_assert_neq(atomic_load(&a->reclaimed), NULL);
+  cr_assert_neq(atomic_load(&a->remote_free), 0, "the current page's blocks wait as before");
+  sc__arena_drain(a);
+  cr_assert_eq(atomic_load(&a->reclaimed), NULL);
+  cr_assert_eq(page->state, SC_PAGE_PURGED, "a reclaimed page becomes a purged spare");
+  cr_assert_eq(a->counts[c].drained - drained, 4 * MIB / 256, "every block is counted drained");
+  /* The pages serve again, and their blocks hold what is written. */
+  void *again = alloc_list(4 * MIB, 256);
+  size_t n = 0;
+  for (void *p = again; p != NULL; p = *(void **)p, n++) cu_fill((void **)p + 1, 248, n);
+  n = 0;
+  for (void *p = again; p != NULL; p = *(void **)p, n++)
+    cr_assert(cu_check((void **)p + 1, 248, n), "block %zu lost its contents", n);
+  cr_assert_eq(page->state, SC_PAGE_ACTIVE, "the spare page was reused");
+  free_list(again);
+  free(keep);
+}
+
+/* The same, left to B's purge steps: A waits in pthread_join, so its
+ * slow-path count stays still and the steps find it idle. */
+Test(purge, purge_steps_return_an_idle_threads_pages) {
+  sc__purge_configure(NEVER_MS, 64);
+  void *keep = cu_escape(malloc(16));
+  void *mid;
+  void *list = alloc_list_mid(&mid);
+  sc_page_t *page = sc__page_of(sc__segment_of((uintptr_t)mid), (uintptr_t)mid);
+  reclaim_job_t job = {list, sc__thread.arena, 0, true};
+  run_reclaim(&job);
+  cr_assert_geq(job.pages, 62, "pages given back by purge steps: %zu of 64", job.pages);
+  cr_assert_eq(resident_os_pages(page), 0);
+  cr_assert_eq(sc_trim() > 0, true, "the trim takes the pages back and returns the rest");
+  cr_assert_eq(page->state, SC_PAGE_PURGED);
+  free(keep);
+}
+
+/* A list longer than one walk follows (SC_RECLAIM_WALK_MAX links): each
+ * walk takes on where the last stopped (the owner's stash), until all
+ * 32 MiB of pages are given back; the owner's drain takes the rest. */
+static void *free_and_reclaim_all(void *arg) {
+  reclaim_job_t *job = arg;
+  free_list(job->list);
+  sc__arena_flush_remote(sc__thread.arena);
+  for (int walks = 0; walks < 64; walks++) job->pages += sc__remote_reclaim(job->idle);
+  return NULL;
+}
+
+Test(purge, a_long_list_is_walked_in_parts) {
+  sc__purge_configure(NEVER_MS, 64);
+  void *keep = cu_escape(malloc(16));
+  sc_arena_t *a = sc__thread.arena;
+  void *list = alloc_list(32 * MIB, 256); /* 131 072 blocks, 512 pages */
+  cr_assert_gt(32 * MIB / 256, 4 * SC_RECLAIM_WALK_MAX);
+  reclaim_job_t job = {list, a, 0, false};
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, free_and_reclaim_all, &job), 0);
+  cr_assert_eq(pthread_join(t, NULL), 0);
+  cr_assert_geq(job.pages, 500, "pages given back: %zu of 512", job.pages);
+  cr_assert_eq(atomic_load(&a->reclaim_stash), 0, "a walk left part of the list unread");
+  sc__arena_drain(a);
+  cr_assert(!sc__arena_has_returns(a));
+  free(keep);
+}
+
+/* A page with one live block left is not given back: the walk hands its
+ * blocks back to the owner's list, whose drain frees them as usual. */
+Test(purge, a_page_with_a_live_block_is_not_reclaimed) {
+  sc__purge_configure(NEVER_MS, 64);
+  void *keep = cu_escape(malloc(16));
+  sc_arena_t *a = sc__thread.arena;
+  enum { N = 1024 }; /* 4 pages of 256 B blocks, and a few */
+  void **b = malloc(N * sizeof(void *));
+  cr_assert_not_null(b);
+  for (unsigned i = 0; i < N; i++) b[i] = cu_escape(malloc(256));
+  /* Every block but one in each page goes to the other thread. */
+  void *list = NULL;
+  unsigned kept = 0;
+  for (unsigned i = 0; i < N; i++) {
+    uintptr_t u = (uintptr_t)b[i];
+    if ((u & (SC_PAGE_SIZE - 1)) >> 8 == 7) {
+      kept++;
+      continue;
+    }
+    *(void **)b[i] = list;
+    list = b[i];
+  }
+  cr_assert_gt(kept, 3);
+  unsigned c = sc__page_of(sc__segment_of((uintptr_t)b[0]), (uintptr_t)b[0])->class_idx;
+  uint64_t drained = a->counts[c].drained;
+  reclaim_job_t job = {list, a, 0, false};
+  run_reclaim(&job);
+  cr_assert_eq(job.pages, 0, "a page with a live block was given back");
+  sc__arena_drain(a);
+  cr_assert_eq(a->counts[c].drained - drained, N - kept);
+  for (unsigned i = 0; i < N; i++)
+    if (((uintptr_t)b[i] & (SC_PAGE_SIZE - 1)) >> 8 == 7) free(b[i]);
+  free(b);
   free(keep);
 }
 

@@ -149,6 +149,9 @@ static void arena_abandon(void *arg) {
   arenas_abandoned = a;
   arenas_live--;
   pthread_mutex_unlock(&arenas_lock);
+  /* A reclaim walk may have held its list when the purge above looked, and
+   * handed it back while a was still owned: live threads must tend it. */
+  if (sc__arena_has_returns(a)) sc__purge_hint_abandoned();
 }
 
 /** A free of another arena's block, or of no block at all. */
@@ -293,8 +296,12 @@ void sc__arena_counts_unlocked(uint64_t *created, uint64_t *live, uint64_t *adop
 void sc__arena_fork_prepare(void) {
   (void)sc__arena_get();
   pthread_mutex_lock(&arenas_lock);
+  sc__remote_fork_prepare(); /* a walk holds blocks of some arena's list */
 }
-void sc__arena_fork_parent(void) { pthread_mutex_unlock(&arenas_lock); }
+void sc__arena_fork_parent(void) {
+  sc__remote_fork_parent();
+  pthread_mutex_unlock(&arenas_lock);
+}
 
 /* In the child only the forking thread exists, and it holds the registry
  * lock (taken by the prepare handler): it lets it go, as the parent does
@@ -303,5 +310,6 @@ void sc__arena_fork_parent(void) { pthread_mutex_unlock(&arenas_lock); }
 void sc__arena_fork_child(void) {
   pthread_mutex_unlock(&arenas_lock);
   arenas_live = sc__thread.arena != NULL ? 1 : 0;
+  sc__remote_fork_child();
   sc__segment_fork_child();
 }

@@ -55,6 +55,33 @@ void sc__page_free_marked(void *p, sc_page_t *page);
 /** Free of block p (of seg/page) owned by another arena: push it on the
  * owner's remote list, counted in the freeing thread's arena (remote.c). */
 void sc__free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page);
+/** True when other threads gave blocks back to a (its remote list) or
+ * pages (reclaimed): sc__arena_drain has work. Any thread may ask. */
+static inline bool sc__arena_has_returns(const sc_arena_t *a) {
+  return atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0 ||
+         atomic_load_explicit(&a->reclaimed, memory_order_relaxed) != NULL ||
+         atomic_load_explicit(&a->reclaim_stash, memory_order_relaxed) != 0;
+}
+/** Take owner x's remote list (x is another thread's arena; or what a
+ * walk left of it), give back to the OS the memory of every page all of
+ * whose blocks it holds, link those pages on x's reclaimed list (x's next
+ * drain takes them back), and hand the other blocks back to x's remote
+ * list. One walk at a time in the process (0 when one runs). Returns the
+ * pages given back. */
+size_t sc__remote_reclaim(sc_arena_t *x);
+/** A purge step's look at the other live arenas (self: the caller's): the
+ * first whose remote list has grown while its thread made no slow-path
+ * call for idle_ns is reclaimed (one walk at a time in the process).
+ * Returns the pages given back. */
+size_t sc__remote_reclaim_idle(sc_arena_t *self, uint64_t now, uint64_t idle_ns);
+/** Push the chain head..tail (remote links: sc__remote_encode) on owner's
+ * remote list with one CAS. */
+void sc__remote_push(sc_arena_t *owner, uintptr_t head, uintptr_t tail);
+/** fork: the prepare handler waits for a reclaim walk to end and keeps
+ * others from starting (reclaim.c); the parent's and the child's let go. */
+void sc__remote_fork_prepare(void);
+void sc__remote_fork_parent(void);
+void sc__remote_fork_child(void);
 /** Hand this thread's batched cross-thread frees to their owner. */
 void sc__arena_flush_remote(sc_arena_t *a);
 /** Call fn on each arena with the arena list locked. */

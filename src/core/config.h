@@ -77,6 +77,20 @@
  * slow path, trims, or exits). */
 #define SC_REMOTE_BATCH 32
 
+/** A live arena whose thread has made no slow-path call for this long
+ * (or the purge delay, if shorter, but never under the second figure)
+ * while its remote list grew is walked by other threads' purge steps: the
+ * pages other threads freed wholly are given back to the OS for it
+ * (reclaim.c). */
+#define SC_RECLAIM_IDLE_NS 4000000ull
+#define SC_RECLAIM_IDLE_MIN_NS 1000000ull
+/** Pages a reclaim walk keeps count of: half this table (a power of two);
+ * the others' blocks go back first in the list, for the next walk. */
+#define SC_RECLAIM_PAGES 512
+/** Links a reclaim walk follows at most (a slow path of some thread runs
+ * it: ~100 ns a link, each a cache miss); the rest waits for the next. */
+#define SC_RECLAIM_WALK_MAX 16384u
+
 /** Most frames an allocation site's stack keeps (the innermost ones). */
 #define SC_UNWIND_DEPTH 32
 

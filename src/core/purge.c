@@ -277,6 +277,23 @@ static size_t batch_flush(sc_arena_t *a, batch_t *b) {
   return bytes;
 }
 
+void sc__purge_count_reclaimed(size_t pages, size_t bytes) {
+  count(&n_purges, 1);
+  count(&n_pages, pages);
+  count(&n_bytes, bytes);
+}
+
+void sc__purge_take_reclaimed(sc_arena_t *a, sc_page_t *p) {
+  sc_assert(p->state == SC_PAGE_ACTIVE && !p->queued && p->idle_since_ns == 0 && p->used == 0);
+  sc_segment_t *seg = sc__segment_of((uintptr_t)p);
+  deactivate(a, p, false);
+  p->free = sc__list_end(p);
+  p->carve_next = p->carve_end; /* nothing to carve until it serves again */
+  p->state = SC_PAGE_PURGED;
+  spare_push(a, p);
+  if (seg->pages_active == 0) count(&n_bytes, segment_release(a, seg));
+}
+
 /** Purge idle pages that have been idle for `delay` ns or longer, oldest
  * first, at most *budget of them (counted down). Returns the bytes given back. */
 static size_t purge_idle(sc_arena_t *a, uint64_t now, uint64_t delay, uint64_t *budget) {
@@ -308,7 +325,7 @@ static size_t purge_idle(sc_arena_t *a, uint64_t now, uint64_t delay, uint64_t *
  * empty page (class heads included), every idle page. The caller owns a
  * (or holds the arena registry lock and a is abandoned). */
 static size_t purge_all(sc_arena_t *a, uint64_t now) {
-  if (atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0) sc__arena_drain(a);
+  if (sc__arena_has_returns(a)) sc__arena_drain(a);
   scan_all(a, now);
   uint64_t unlimited = UINT64_MAX;
   /* Every idle page, those the drain just parked (stamped after `now`) too. */
@@ -344,11 +361,10 @@ static void visit_arena(sc_arena_t *x, void *ctx) {
   if (v->all) {
     v->bytes += purge_all(x, v->now);
   } else if (v->budget > 0) {
-    if (atomic_load_explicit(&x->remote_free, memory_order_relaxed) != 0) sc__arena_drain(x);
+    if (sc__arena_has_returns(x)) sc__arena_drain(x);
     v->bytes += purge_idle(x, v->now, purge_delay_ns, &v->budget);
   }
-  if (work_remains(x) || atomic_load_explicit(&x->remote_free, memory_order_relaxed) != 0)
-    v->pending++;
+  if (work_remains(x) || sc__arena_has_returns(x)) v->pending++;
   x->purge.busy = 0;
 }
 
@@ -361,6 +377,10 @@ static size_t tend_abandoned(sc_arena_t *self, uint64_t now, uint64_t *budget) {
   if (v.pending == 0) atomic_store_explicit(&abandoned_hint, 0, memory_order_relaxed);
   *budget = v.budget;
   return v.bytes;
+}
+
+void sc__purge_hint_abandoned(void) {
+  atomic_store_explicit(&abandoned_hint, 1, memory_order_relaxed);
 }
 
 void sc__purge_wake_abandoned(void) {
@@ -387,7 +407,7 @@ void sc__purge_on_abandon(sc_arena_t *a) {
   }
   set_traps(a, false);
   ps->busy = 0;
-  if (work_remains(a) || atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0)
+  if (work_remains(a) || sc__arena_has_returns(a))
     atomic_store_explicit(&abandoned_hint, 1, memory_order_relaxed);
 }
 
@@ -413,6 +433,14 @@ void sc__purge_tick(sc_arena_t *a) {
   bool abandoned = atomic_load_explicit(&abandoned_hint, memory_order_relaxed) != 0;
   if (abandoned && budget > 0 && ++ps->steps % SC_PURGE_ABANDONED_EVERY == 0)
     bytes += tend_abandoned(a, now, &budget);
+  /* Pages of other arenas that other threads freed wholly while their
+   * owner stayed off its slow paths (reclaim.c; it counts them itself). */
+  size_t reclaimed = 0;
+  if (purge_step != 0 && !requested) {
+    uint64_t idle = purge_delay_ns < SC_RECLAIM_IDLE_NS ? purge_delay_ns : SC_RECLAIM_IDLE_NS;
+    if (idle < SC_RECLAIM_IDLE_MIN_NS) idle = SC_RECLAIM_IDLE_MIN_NS;
+    reclaimed = sc__remote_reclaim_idle(a, now, idle);
+  }
   if (bytes != 0) {
     count(&n_purges, 1);
     count(&n_bytes, bytes);
@@ -420,7 +448,7 @@ void sc__purge_tick(sc_arena_t *a) {
   /* Abandoned arenas only get steps from live threads: keep ours coming. */
   set_traps(a, traps_wanted(a) || (purge_step != 0 && abandoned));
   uint64_t pause = purge_interval_ns;
-  if (bytes != 0) {
+  if (bytes != 0 || reclaimed != 0) {
     uint64_t end = sc__os_now_ns(), took = end - now;
     if (took * SC_PURGE_PAUSE > pause) pause = took * SC_PURGE_PAUSE;
     now = end;

@@ -42,7 +42,10 @@ void sc__purge_tick(sc_arena_t *a);
 /** Count one slow-path event of the calling thread's arena a; every
  * SC_PURGE_POLL_EVERY events, see whether a purge step is due. */
 static inline void sc__purge_poll(sc_arena_t *a) {
-  if (sc_unlikely((++a->slow_calls & (SC_PURGE_POLL_EVERY - 1)) == 0)) sc__purge_tick(a);
+  /* An atomic store (a plain one on x86): other threads read the count. */
+  uint64_t n = a->slow_calls + 1;
+  __atomic_store_n(&a->slow_calls, n, __ATOMIC_RELAXED);
+  if (sc_unlikely((n & (SC_PURGE_POLL_EVERY - 1)) == 0)) sc__purge_tick(a);
 }
 
 /** Page (queued, not its class's head) just became empty: move it to the
@@ -53,6 +56,8 @@ void sc__purge_page_emptied(sc_arena_t *a, sc_page_t *page);
 /** Live threads must look at abandoned arenas again (a block was freed
  * into one): raise the hint, arm the calling thread's traps. */
 void sc__purge_wake_abandoned(void);
+/** The same without arming anything (a thread handing its arena on). */
+void sc__purge_hint_abandoned(void);
 
 /** A block was pushed on the empty remote list of owner. If owner is
  * abandoned, its pages may now empty out and only live threads' steps can
@@ -74,6 +79,16 @@ sc_page_t *sc__purge_recycle(sc_arena_t *a);
 /** The thread owning a is about to hand it on: park its empty pages, return
  * those past the delay, and have live threads tend the rest. */
 void sc__purge_on_abandon(sc_arena_t *a);
+
+/** Count pages (and bytes) another thread gave back for an arena's owner
+ * (reclaim.c), as a purge of its own would count them. */
+void sc__purge_count_reclaimed(size_t pages, size_t bytes);
+
+/** Page of a (the caller's, or abandoned with the registry locked), out of
+ * every list, all its blocks free again and its memory already given back
+ * by the thread that reclaimed it: it becomes a purged spare page, as a
+ * purge step would have made it. */
+void sc__purge_take_reclaimed(sc_arena_t *a, sc_page_t *page);
 
 /** Return every returnable page at once: the calling thread's arena and
  * abandoned arenas now, other live arenas at their owner's next purge check.

@@ -256,7 +256,7 @@ void *sc__arena_refill(sc_arena_t *a, unsigned c) {
       if (a->current[c] != &sc__empty_page) continue;
     }
     /* 3. Blocks other threads gave back. */
-    if (atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0) {
+    if (sc__arena_has_returns(a)) {
       sc__arena_drain(a);
       if (a->current[c] != &sc__empty_page) continue;
     }
@@ -319,7 +319,7 @@ sc_block_t *sc__arena_take_aligned(sc_arena_t *a, unsigned c, size_t align, sc_p
    * come home before a page is made. */
   sc__arena_flush_remote(a);
   sc__purge_poll(a);
-  if (atomic_load_explicit(&a->remote_free, memory_order_relaxed) != 0) {
+  if (sc__arena_has_returns(a)) {
     sc__arena_drain(a);
     b = take_aligned_queued(a, c, align, where, fresh);
     if (b != NULL) return b;

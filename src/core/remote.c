@@ -60,19 +60,67 @@ static sc_always_inline void drain_list(sc_arena_t *a, uintptr_t head, bool exac
   }
 }
 
-/** Move every block other threads freed into this arena back to its page. */
+/** Page of a, whose blocks were all PENDING when another thread reclaimed
+ * it (reclaim.c) and are FREE now: out of its class queue (the class's
+ * exhausted head) if it is still in it, then a purged spare page. */
+static void reclaimed_page_release(sc_arena_t *a, sc_page_t *page) {
+  unsigned c = page->class_idx;
+  page->used = 0; /* no pin, no trap: the count is zero */
+  if (page->queued) {
+    sc__pq_remove(&a->queues[c], page);
+    page->queued = 0;
+    sc__arena_refresh_current(a, c);
+  }
+  sc__purge_take_reclaimed(a, page);
+}
+
+/** The pages other threads reclaimed for a (reclaim.c), from `page` on
+ * (linked by reclaim_next): every block of each was PENDING and is FREE
+ * now, counted drained (`exact`: exact statistics see each), and the page
+ * is a purged spare page, its memory the OS's again. */
+static sc_noinline void drain_reclaimed(sc_arena_t *a, sc_page_t *page, bool exact) {
+  while (page != NULL) {
+    sc_page_t *next = page->reclaim_next;
+    unsigned class_size = page->shared_mask + 1;
+    uintptr_t first = (uintptr_t)sc__page_first(page);
+    uintptr_t from = first & ~(uintptr_t)(SC_PAGE_SIZE - 1);
+    /* Descriptors are out of the program's reach; checked all the same. */
+    if (sc_unlikely(page->arena != a || page->state != SC_PAGE_ACTIVE))
+      sc__fatal_list(class_size, from);
+    uint32_t n = 0;
+    for (uintptr_t p = first; p < (uintptr_t)page->carve_end; p += class_size, n++) {
+      drain_mark_free(page, p, class_size); /* each one PENDING, or an abort */
+      if (exact) sc__ops.block.on_drain(a, page, p);
+    }
+    /* Every block was handed out and none came back: the count is all. */
+    if (sc_unlikely((page->used & SC_USED_COUNT) != n)) sc__fatal_list(class_size, from);
+    a->counts[page->class_idx].drained += n;
+    page->reclaim_next = NULL;
+    reclaimed_page_release(a, page);
+    page = next;
+  }
+}
+
+/** Move every block other threads freed into this arena back to its page,
+ * and take back the pages they reclaimed. */
 static void drain_remote(sc_arena_t *a) {
-  uintptr_t head = atomic_exchange_explicit(&a->remote_free, 0, memory_order_acquire);
-  if (sc_unlikely(sc__features & SC_FEATURE_EXACT))
-    drain_list(a, head, true);
-  else
-    drain_list(a, head, false);
+  /* The list, and what a reclaim walk stopped short of (reclaim.c). */
+  uintptr_t heads[2] = {atomic_exchange_explicit(&a->remote_free, 0, memory_order_acquire), 0};
+  if (sc_unlikely(atomic_load_explicit(&a->reclaim_stash, memory_order_relaxed) != 0))
+    heads[1] = atomic_exchange_explicit(&a->reclaim_stash, 0, memory_order_acquire);
+  bool exact = (sc__features & SC_FEATURE_EXACT) != 0;
+  for (unsigned k = 0; k < 2; k++) {
+    if (sc_unlikely(exact))
+      drain_list(a, heads[k], true);
+    else
+      drain_list(a, heads[k], false);
+  }
+  if (sc_unlikely(atomic_load_explicit(&a->reclaimed, memory_order_relaxed) != NULL))
+    drain_reclaimed(a, atomic_exchange_explicit(&a->reclaimed, NULL, memory_order_acquire), exact);
   sc_validate_arena(a, false);
 }
 
-/** Push the chain head..tail (linked with sc__encode) on owner's remote
- * list with one CAS. */
-static void push_remote(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
+void sc__remote_push(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
   sc_block_t *last = (sc_block_t *)tail;
   uintptr_t old = atomic_load_explicit(&owner->remote_free, memory_order_relaxed);
   do {
@@ -151,7 +199,7 @@ void sc__free_remote(uintptr_t p, sc_segment_t *seg, sc_page_t *page) {
   if (sc_unlikely(me == NULL)) { /* no arena to batch in: hand over alone */
     atomic_fetch_add_explicit(&sc__orphan_remote_frees[c], 1, memory_order_relaxed);
     if (sc__features != 0) sc__ops.block.on_free_remote(NULL, page, p);
-    push_remote(owner, p, p);
+    sc__remote_push(owner, p, p);
     return;
   }
   me->counts[c].remote_frees++;
@@ -198,7 +246,7 @@ void sc__free_other_any(void *p, sc_page_t *page, sc_arena_t *self) {
 
 void sc__arena_flush_remote(sc_arena_t *a) {
   if (a->batch_count == 0) return;
-  push_remote(a->batch_owner, a->batch_head, a->batch_tail);
+  sc__remote_push(a->batch_owner, a->batch_head, a->batch_tail);
   a->batch_head = a->batch_tail = 0;
   a->batch_count = 0;
 }

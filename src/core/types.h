@@ -105,17 +105,18 @@ typedef struct sc_page_s {
   _Alignas(64) uint8_t *shared_map; /* map, for other threads */
   struct sc_page_s *next;           /* class queue / idle / spare list links */
   struct sc_page_s *prev;
-  uint64_t idle_since_ns; /* non-zero: in an idle list since then (purge.c) */
-  uint32_t shared_carved; /* offset of fresh_end, for other threads */
-  uint32_t shared_mask;   /* the block size - 1, for other threads */
-  uint8_t shared_shift;   /* shift (the map granule's), for other threads */
-  uint8_t shared_class;   /* class_idx, for other threads */
-  uint8_t state;          /* SC_PAGE_* */
-  uint8_t index;          /* page index in the segment */
-  uint8_t queued;         /* 1 while linked in its class queue */
-  uint16_t shared_colour; /* offset of the first block (config.h), for other threads */
-  uint8_t *fresh_end;     /* high-water mark of carve_next since the page took its
-                             class (the owner's; read when it carves, a slow-ish path) */
+  uint64_t idle_since_ns;         /* non-zero: in an idle list since then (purge.c) */
+  uint32_t shared_carved;         /* offset of fresh_end, for other threads */
+  uint32_t shared_mask;           /* the block size - 1, for other threads */
+  uint8_t shared_shift;           /* shift (the map granule's), for other threads */
+  uint8_t shared_class;           /* class_idx, for other threads */
+  uint8_t state;                  /* SC_PAGE_* */
+  uint8_t index;                  /* page index in the segment */
+  uint8_t queued;                 /* 1 while linked in its class queue */
+  uint16_t shared_colour;         /* offset of the first block (config.h), for other threads */
+  uint8_t *fresh_end;             /* high-water mark of carve_next since the page took its
+                                     class (the owner's; read when it carves, a slow-ish path) */
+  struct sc_page_s *reclaim_next; /* on the owner's reclaimed list (reclaim.c) */
 } sc_page_t;
 
 _Static_assert(sizeof(sc_page_t) == 128, "a page descriptor is two cache lines");
@@ -330,6 +331,21 @@ struct sc_arena_s {
   uint8_t colours[SC_CLASSES]; /* pages of each class coloured so far (refill.c) */
   sc_page_queue_t queues[SC_CLASSES];
   _Atomic(uintptr_t) remote_free; /* blocks freed by other threads */
+  /* Pages other threads freed wholly while this arena's thread made no
+   * slow-path call, whose memory they gave back (reclaim.c), linked by
+   * their reclaim_next. */
+  _Atomic(sc_page_t *) reclaimed;
+  /* What the last reclaim walk left on remote_free (its head): nothing
+   * new to look at while the list still starts there. */
+  _Atomic(uintptr_t) reclaim_left;
+  /* The rest of a list a walk stopped short of (SC_RECLAIM_WALK_MAX):
+   * linked like the remote list; the next walk, or the drain, takes it. */
+  _Atomic(uintptr_t) reclaim_stash;
+  /* The reclaim's look at this arena (other threads'; atomic accesses):
+   * slow_calls when last seen, and no walk before reclaim_next_ns (0:
+   * never looked). */
+  uint64_t reclaim_slow;
+  uint64_t reclaim_next_ns;
   /* Blocks this thread freed for one other arena, not yet handed over:
    * a chain linked like a remote list, pushed with one CAS (arena.c). */
   sc_arena_t *batch_owner;
@@ -339,7 +355,8 @@ struct sc_arena_s {
   sc_segment_t *segments; /* segments this arena owns */
   sc_page_queue_t spare;  /* purged pages ready for any class */
   uint64_t spare_count;
-  uint64_t slow_calls;    /* slow-path entries (purge pacing) */
+  uint64_t slow_calls;    /* slow-path entries (purge pacing); other threads
+                             read it (the reclaim's idle test) */
   sc_purge_state_t purge; /* memory return (purge.c) */
   sc_fallback_counts_t fallback;
   uint64_t sys_trim_mark;     /* fallback.bytes_freed when this thread last looked
