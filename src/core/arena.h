@@ -75,8 +75,8 @@ size_t sc__remote_reclaim(sc_arena_t *x);
  * Returns the pages given back. */
 size_t sc__remote_reclaim_idle(sc_arena_t *self, uint64_t now, uint64_t idle_ns);
 /** Push the chain head..tail (remote links: sc__remote_encode) on owner's
- * remote list with one CAS. */
-void sc__remote_push(sc_arena_t *owner, uintptr_t head, uintptr_t tail);
+ * remote list with one CAS; returns the head it found there. */
+uintptr_t sc__remote_push(sc_arena_t *owner, uintptr_t head, uintptr_t tail);
 /** fork: the prepare handler waits for a reclaim walk to end and keeps
  * others from starting (reclaim.c); the parent's and the child's let go. */
 void sc__remote_fork_prepare(void);

@@ -51,8 +51,9 @@ typedef struct {
  * thread, whose stack may be small): its tables are static. */
 static reclaim_page_t walk_pages[SC_RECLAIM_PAGES];
 static uint64_t walk_seen[(SC_PAGE_SIZE >> SC_MIN_SHIFT) / 64]; /* a page's blocks, by map index */
-static reclaim_page_t *walk_give[SC_RECLAIM_PAGES / 2];          /* pages to give back */
+static reclaim_page_t *walk_give[SC_RECLAIM_PAGES / 2];         /* pages to give back */
 static _Atomic int walk_busy;
+static sc_tls bool walk_mine; /* this thread is walking (a fork from a signal handler) */
 
 /** True when u is the start of a block handed out from an active page of
  * arena x and PENDING in its map, as a thread other than x's sees it:
@@ -179,7 +180,8 @@ static size_t reclaim_walk(sc_arena_t *x) {
   uintptr_t head = 0;
   if (atomic_load_explicit(&x->reclaim_stash, memory_order_relaxed) != 0)
     head = atomic_exchange_explicit(&x->reclaim_stash, 0, memory_order_acquire);
-  if (head == 0) head = atomic_exchange_explicit(&x->remote_free, 0, memory_order_acquire);
+  bool whole = head == 0; /* the walk starts from x's list, not from a stash */
+  if (whole) head = atomic_exchange_explicit(&x->remote_free, 0, memory_order_acquire);
   if (head == 0) return 0;
   memset(walk_pages, 0, sizeof(walk_pages));
   unsigned tracked = 0, class_size = 0;
@@ -206,7 +208,8 @@ static size_t reclaim_walk(sc_arena_t *x) {
   /* What the walk did not reach waits for the next one (only walks set
    * the stash, one at a time; x's drain takes it as it takes its list). */
   if (head != 0) atomic_store_explicit(&x->reclaim_stash, head, memory_order_release);
-  /* Blocks of pages not counted go back first: the next walk meets them. */
+  /* Blocks of pages not counted go back first: the walk after the stash
+   * meets them first. */
   unsigned n = 0;
   for (unsigned i = 0; i < SC_RECLAIM_PAGES; i++) {
     reclaim_page_t *r = &walk_pages[i];
@@ -217,24 +220,36 @@ static size_t reclaim_walk(sc_arena_t *x) {
       chain_append(&rest_head, &rest_tail, r->head, r->tail);
   }
   unsigned pages = n != 0 ? pages_give_back(x, walk_give, n, &rest_head, &rest_tail) : 0;
-  if (rest_head != 0) sc__remote_push(x, rest_head, rest_tail);
-  /* Nothing new to walk while x's list starts where this walk left it,
-   * unless the walk left some of it unread or uncounted. */
-  atomic_store_explicit(&x->reclaim_left, all_counted && head == 0 ? rest_head : 0,
-                        memory_order_relaxed);
+  uintptr_t found = rest_head != 0 ? sc__remote_push(x, rest_head, rest_tail) : 0;
+  /* Nothing new to walk while x's list starts where this walk left it:
+   * only when this walk read all of x's list, counted every page of it,
+   * and no push came in the meantime (else some blocks were never seen
+   * together). */
+  bool seen_all = whole && head == 0 && all_counted && found == 0;
+  atomic_store_explicit(&x->reclaim_left, seen_all ? rest_head : 0, memory_order_relaxed);
   if (pages != 0) sc__purge_count_reclaimed(pages, (size_t)pages * SC_PAGE_SIZE);
   return pages;
 }
 
-size_t sc__remote_reclaim(sc_arena_t *x) {
+/** A walk of x if none is running (*walked says whether this one ran). */
+static size_t reclaim_try(sc_arena_t *x, bool *walked) {
+  *walked = false;
   /* The checking mode keeps patterns in free blocks: its pages stay. */
   if (sc__features & SC_FEATURE_CHECK) return 0;
   if (atomic_load_explicit(&walk_busy, memory_order_relaxed) != 0 ||
       atomic_exchange_explicit(&walk_busy, 1, memory_order_acquire) != 0)
     return 0;
+  *walked = true;
+  walk_mine = true;
   size_t pages = reclaim_walk(x);
+  walk_mine = false;
   atomic_store_explicit(&walk_busy, 0, memory_order_release);
   return pages;
+}
+
+size_t sc__remote_reclaim(sc_arena_t *x) {
+  bool walked;
+  return reclaim_try(x, &walked);
 }
 
 /* ---- which arena, and when -------------------------------------------------- */
@@ -269,7 +284,9 @@ size_t sc__remote_reclaim_idle(sc_arena_t *self, uint64_t now, uint64_t idle_ns)
   look_t l = {self, NULL, now, idle_ns};
   if (!sc__arenas_try_foreach(look, &l) || l.pick == NULL) return 0;
   uint64_t start = sc__os_now_ns();
-  size_t pages = sc__remote_reclaim(l.pick);
+  bool walked;
+  size_t pages = reclaim_try(l.pick, &walked);
+  if (!walked) return 0; /* another thread walks: its pacing stands */
   /* The next walk of it waits idle_ns, and 8 times as long as this one
    * took (32 times when it gave nothing back): walks take at most ~1/9 of
    * a thread's time. */
@@ -280,6 +297,9 @@ size_t sc__remote_reclaim_idle(sc_arena_t *self, uint64_t now, uint64_t idle_ns)
 }
 
 void sc__remote_fork_prepare(void) {
+  /* A fork from a signal handler that interrupted this thread's own walk
+   * cannot wait for it: the child may then lose that list (a leak). */
+  if (walk_mine) return;
   int idle = 0;
   while (!atomic_compare_exchange_weak_explicit(&walk_busy, &idle, 1, memory_order_acquire,
                                                 memory_order_relaxed)) {
@@ -288,6 +308,11 @@ void sc__remote_fork_prepare(void) {
   }
 }
 
-void sc__remote_fork_parent(void) { atomic_store_explicit(&walk_busy, 0, memory_order_release); }
+void sc__remote_fork_parent(void) {
+  if (!walk_mine) atomic_store_explicit(&walk_busy, 0, memory_order_release);
+}
 
-void sc__remote_fork_child(void) { atomic_store_explicit(&walk_busy, 0, memory_order_relaxed); }
+void sc__remote_fork_child(void) {
+  walk_mine = false;
+  atomic_store_explicit(&walk_busy, 0, memory_order_relaxed);
+}

@@ -120,7 +120,7 @@ static void drain_remote(sc_arena_t *a) {
   sc_validate_arena(a, false);
 }
 
-void sc__remote_push(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
+uintptr_t sc__remote_push(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
   sc_block_t *last = (sc_block_t *)tail;
   uintptr_t old = atomic_load_explicit(&owner->remote_free, memory_order_relaxed);
   do {
@@ -128,6 +128,7 @@ void sc__remote_push(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
   } while (!atomic_compare_exchange_weak_explicit(&owner->remote_free, &old, head,
                                                   memory_order_release, memory_order_relaxed));
   if (sc_unlikely(old == 0)) sc__purge_remote_list_started(owner);
+  return old;
 }
 
 /** Check that p is the start of a block handed out from page, as a thread

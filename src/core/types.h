@@ -341,11 +341,6 @@ struct sc_arena_s {
   /* The rest of a list a walk stopped short of (SC_RECLAIM_WALK_MAX):
    * linked like the remote list; the next walk, or the drain, takes it. */
   _Atomic(uintptr_t) reclaim_stash;
-  /* The reclaim's look at this arena (other threads'; atomic accesses):
-   * slow_calls when last seen, and no walk before reclaim_next_ns (0:
-   * never looked). */
-  uint64_t reclaim_slow;
-  uint64_t reclaim_next_ns;
   /* Blocks this thread freed for one other arena, not yet handed over:
    * a chain linked like a remote list, pushed with one CAS (arena.c). */
   sc_arena_t *batch_owner;
@@ -355,8 +350,13 @@ struct sc_arena_s {
   sc_segment_t *segments; /* segments this arena owns */
   sc_page_queue_t spare;  /* purged pages ready for any class */
   uint64_t spare_count;
-  uint64_t slow_calls;    /* slow-path entries (purge pacing); other threads
-                             read it (the reclaim's idle test) */
+  uint64_t slow_calls; /* slow-path entries (purge pacing); other threads
+                          read it (the reclaim's idle test) */
+  /* The reclaim's look at this arena (other threads'; atomic accesses;
+   * away from remote_free, which freeing threads write): slow_calls when
+   * last seen, and no walk before reclaim_next_ns (0: never looked). */
+  uint64_t reclaim_slow;
+  uint64_t reclaim_next_ns;
   sc_purge_state_t purge; /* memory return (purge.c) */
   sc_fallback_counts_t fallback;
   uint64_t sys_trim_mark;     /* fallback.bytes_freed when this thread last looked
