@@ -234,15 +234,31 @@ static size_t segment_release(sc_arena_t *a, sc_segment_t *seg) {
   return round_os(sizeof(sc_segment_t));
 }
 
+void sc__pages_sort(sc_page_t **pages, unsigned n) {
+  for (unsigned i = 1; i < n; i++) /* insertion sort: n is small */
+    for (unsigned j = i; j > 0 && pages[j - 1] > pages[j]; j--) {
+      sc_page_t *t = pages[j];
+      pages[j] = pages[j - 1];
+      pages[j - 1] = t;
+    }
+}
+
+/** p, out of every list with no block in use and its memory given back,
+ * no longer serves its class: a spare page (`zeroed`: its map too). */
+static void make_spare(sc_arena_t *a, sc_page_t *p, bool zeroed) {
+  deactivate(a, p, zeroed);
+  p->free = sc__list_end(p);
+  p->carve_next = p->carve_end; /* nothing to carve until it serves again */
+  p->used = 0;
+  p->queued = 0;
+  p->state = SC_PAGE_PURGED;
+  spare_push(a, p);
+}
+
 /** madvise the pages of b (sorted here; adjacent pages share one call), make
  * them spare, and unmap the segments they left empty. Returns bytes given back. */
 static size_t batch_flush(sc_arena_t *a, batch_t *b) {
-  for (unsigned i = 1; i < b->n; i++) /* insertion sort by address */
-    for (unsigned j = i; j > 0 && b->p[j - 1] > b->p[j]; j--) {
-      sc_page_t *t = b->p[j];
-      b->p[j] = b->p[j - 1];
-      b->p[j - 1] = t;
-    }
+  sc__pages_sort(b->p, b->n);
   size_t bytes = 0;
   for (unsigned i = 0, j; i < b->n; i = j) {
     /* Descriptors are adjacent exactly when the pages are (same segment). */
@@ -260,13 +276,7 @@ static size_t batch_flush(sc_arena_t *a, batch_t *b) {
       sc_page_t *p = b->p[k];
       sc_assert(p->state == SC_PAGE_ACTIVE && p->used == 0 && !p->queued);
       if (ok) bytes += touched_bytes(p);
-      deactivate(a, p, zeroed);
-      p->free = sc__list_end(p);
-      p->carve_next = p->carve_end; /* nothing to carve until it serves again */
-      p->used = 0;
-      p->queued = 0;
-      p->state = SC_PAGE_PURGED;
-      spare_push(a, p);
+      make_spare(a, p, zeroed);
     }
     count(&n_pages, run);
     /* Sorted: the last run of a segment is followed by another segment. */
@@ -286,11 +296,7 @@ void sc__purge_count_reclaimed(size_t pages, size_t bytes) {
 void sc__purge_take_reclaimed(sc_arena_t *a, sc_page_t *p) {
   sc_assert(p->state == SC_PAGE_ACTIVE && !p->queued && p->idle_since_ns == 0 && p->used == 0);
   sc_segment_t *seg = sc__segment_of((uintptr_t)p);
-  deactivate(a, p, false);
-  p->free = sc__list_end(p);
-  p->carve_next = p->carve_end; /* nothing to carve until it serves again */
-  p->state = SC_PAGE_PURGED;
-  spare_push(a, p);
+  make_spare(a, p, false);
   if (seg->pages_active == 0) count(&n_bytes, segment_release(a, seg));
 }
 

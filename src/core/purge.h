@@ -80,6 +80,10 @@ sc_page_t *sc__purge_recycle(sc_arena_t *a);
  * those past the delay, and have live threads tend the rest. */
 void sc__purge_on_abandon(sc_arena_t *a);
 
+/** Sort n page descriptors by address: adjacent pages of a segment end up
+ * side by side, so that one madvise covers each run of them. */
+void sc__pages_sort(sc_page_t **pages, unsigned n);
+
 /** Count pages (and bytes) another thread gave back for an arena's owner
  * (reclaim.c), as a purge of its own would count them. */
 void sc__purge_count_reclaimed(size_t pages, size_t bytes);

@@ -51,7 +51,7 @@ typedef struct {
  * thread, whose stack may be small): its tables are static. */
 static reclaim_page_t walk_pages[SC_RECLAIM_PAGES];
 static uint64_t walk_seen[(SC_PAGE_SIZE >> SC_MIN_SHIFT) / 64]; /* a page's blocks, by map index */
-static reclaim_page_t *walk_give[SC_RECLAIM_PAGES / 2];         /* pages to give back */
+static sc_page_t *walk_give[SC_RECLAIM_PAGES / 2];              /* pages to give back */
 static _Atomic int walk_busy;
 static sc_tls bool walk_mine; /* this thread is walking (a fork from a signal handler) */
 
@@ -134,25 +134,22 @@ static bool chain_distinct(const reclaim_page_t *r) {
  * list with one CAS (from then on x's drain may take them); the blocks of
  * a run the OS refused are chained on *head..*tail. Returns the pages
  * given back. */
-static unsigned pages_give_back(sc_arena_t *x, reclaim_page_t **give, unsigned n, uintptr_t *head,
+static unsigned pages_give_back(sc_arena_t *x, sc_page_t **give, unsigned n, uintptr_t *head,
                                 uintptr_t *tail) {
-  for (unsigned i = 1; i < n; i++) /* insertion sort by address */
-    for (unsigned j = i; j > 0 && give[j - 1]->page > give[j]->page; j--) {
-      reclaim_page_t *t = give[j];
-      give[j] = give[j - 1];
-      give[j - 1] = t;
-    }
+  sc__pages_sort(give, n);
   sc_page_t *first = NULL, *last = NULL;
   unsigned pages = 0;
   for (unsigned i = 0, j; i < n; i = j) {
     /* Descriptors are adjacent exactly when the pages are (same segment). */
-    for (j = i + 1; j < n && give[j]->page == give[j - 1]->page + 1; j++) {
+    for (j = i + 1; j < n && give[j] == give[j - 1] + 1; j++) {
     }
-    bool ok = sc__os_purge(sc__page_start(give[i]->page), (j - i) * SC_PAGE_SIZE);
+    bool ok = sc__os_purge(sc__page_start(give[i]), (j - i) * SC_PAGE_SIZE);
     for (unsigned k = i; k < j; k++) {
-      sc_page_t *page = give[k]->page;
+      sc_page_t *page = give[k];
       if (!ok) {
-        chain_append(head, tail, give[k]->head, give[k]->tail);
+        unsigned none = 0; /* the page has its record already: none is added */
+        reclaim_page_t *r = page_record(page, &none);
+        chain_append(head, tail, r->head, r->tail);
         continue;
       }
       page->reclaim_next = NULL;
@@ -215,7 +212,7 @@ static size_t reclaim_walk(sc_arena_t *x) {
     reclaim_page_t *r = &walk_pages[i];
     if (r->page == NULL) continue;
     if (r->count == page_capacity(r->page) && chain_distinct(r))
-      walk_give[n++] = r;
+      walk_give[n++] = r->page;
     else
       chain_append(&rest_head, &rest_tail, r->head, r->tail);
   }
