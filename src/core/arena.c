@@ -150,7 +150,10 @@ static void arena_abandon(void *arg) {
   arenas_live--;
   pthread_mutex_unlock(&arenas_lock);
   /* A reclaim walk may have held its list when the purge above looked, and
-   * handed it back while a was still owned: live threads must tend it. */
+   * handed it back while a was still owned: live threads must tend it. The
+   * fence orders the store of `owned` before this look (purge.h:
+   * sc__purge_remote_list_started, the pushers' side). */
+  atomic_thread_fence(memory_order_seq_cst);
   if (sc__arena_has_returns(a)) sc__purge_hint_abandoned();
 }
 

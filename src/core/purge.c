@@ -362,7 +362,10 @@ static void visit_arena(sc_arena_t *x, void *ctx) {
     if (v->all) atomic_store_explicit(&x->purge.request, 1, memory_order_relaxed);
     return;
   }
-  if (x->purge.busy) return;
+  if (x->purge.busy) { /* its work is someone else's now, not yet done */
+    v->pending++;
+    return;
+  }
   x->purge.busy = 1;
   if (v->all) {
     v->bytes += purge_all(x, v->now);
@@ -376,22 +379,29 @@ static void visit_arena(sc_arena_t *x, void *ctx) {
 
 /** A step over the abandoned arenas, if the registry is free, purging at
  * most *budget pages (counted down). The hint stays up while any of them
- * has work left. */
+ * has work left. It is lowered before the look, not after: a push that
+ * raises it during the look keeps it raised, and one that raised it
+ * before is seen by the look (the hint's accesses are sequentially
+ * consistent, and the fence orders the lists' loads after the lowering). */
 static size_t tend_abandoned(sc_arena_t *self, uint64_t now, uint64_t *budget) {
   visit_t v = {now, *budget, 0, 0, false, self};
-  if (!sc__arenas_try_foreach(visit_arena, &v)) return 0;
-  if (v.pending == 0) atomic_store_explicit(&abandoned_hint, 0, memory_order_relaxed);
+  int was = atomic_exchange_explicit(&abandoned_hint, 0, memory_order_seq_cst);
+  atomic_thread_fence(memory_order_seq_cst);
+  if (!sc__arenas_try_foreach(visit_arena, &v)) {
+    if (was != 0) sc__purge_hint_abandoned(); /* another thread looks: not this one */
+    return 0;
+  }
+  if (v.pending != 0) sc__purge_hint_abandoned();
   *budget = v.budget;
   return v.bytes;
 }
 
 void sc__purge_hint_abandoned(void) {
-  atomic_store_explicit(&abandoned_hint, 1, memory_order_relaxed);
+  atomic_store_explicit(&abandoned_hint, 1, memory_order_seq_cst);
 }
 
 void sc__purge_wake_abandoned(void) {
-  if (atomic_load_explicit(&abandoned_hint, memory_order_relaxed) == 0)
-    atomic_store_explicit(&abandoned_hint, 1, memory_order_relaxed);
+  if (atomic_load_explicit(&abandoned_hint, memory_order_seq_cst) == 0) sc__purge_hint_abandoned();
   /* This thread is live: its traps bring it to a step soon, even if it
    * stays on the fast paths from now on. */
   sc_arena_t *self = sc__thread.arena;
@@ -413,8 +423,7 @@ void sc__purge_on_abandon(sc_arena_t *a) {
   }
   set_traps(a, false);
   ps->busy = 0;
-  if (work_remains(a) || sc__arena_has_returns(a))
-    atomic_store_explicit(&abandoned_hint, 1, memory_order_relaxed);
+  if (work_remains(a) || sc__arena_has_returns(a)) sc__purge_hint_abandoned();
 }
 
 /* ---- steps and trims ------------------------------------------------------- */

@@ -62,9 +62,14 @@ void sc__purge_hint_abandoned(void);
 /** A block was pushed on the empty remote list of owner. If owner is
  * abandoned, its pages may now empty out and only live threads' steps can
  * return them. (Later pushes find the list non-empty; an arena abandoned
- * with a non-empty list raises the hint in sc__purge_on_abandon.) */
+ * with a non-empty list raises the hint in sc__purge_on_abandon.)
+ * Sequentially consistent, as the push before it: with the fence that
+ * arena_abandon puts between its store of `owned` and its look at the
+ * lists, either the push's thread sees the arena abandoned or the
+ * abandoning thread sees the push (on x86-64 the same plain load, and the
+ * push's locked exchange). */
 static inline void sc__purge_remote_list_started(const sc_arena_t *owner) {
-  if (__atomic_load_n(&owner->owned, __ATOMIC_RELAXED) == 0) sc__purge_wake_abandoned();
+  if (__atomic_load_n(&owner->owned, __ATOMIC_SEQ_CST) == 0) sc__purge_wake_abandoned();
 }
 
 /** An empty page of class c waiting in a's idle list, taken out of it and

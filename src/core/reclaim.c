@@ -165,7 +165,7 @@ static unsigned pages_give_back(sc_arena_t *x, sc_page_t **give, unsigned n, uin
   sc_page_t *old = atomic_load_explicit(&x->reclaimed, memory_order_relaxed);
   do {
     last->reclaim_next = old;
-  } while (!atomic_compare_exchange_weak_explicit(&x->reclaimed, &old, first, memory_order_release,
+  } while (!atomic_compare_exchange_weak_explicit(&x->reclaimed, &old, first, memory_order_seq_cst,
                                                   memory_order_relaxed));
   if (old == NULL) sc__purge_remote_list_started(x); /* an abandoned x: its tenders drain it */
   return pages;
@@ -239,6 +239,11 @@ static size_t reclaim_try(sc_arena_t *x, bool *walked) {
   *walked = true;
   walk_mine = true;
   size_t pages = reclaim_walk(x);
+  /* x's thread may have ended during the walk, after its own last look
+   * at the stash the walk left (arena_abandon's fence pairs with this). */
+  atomic_thread_fence(memory_order_seq_cst);
+  if (__atomic_load_n(&x->owned, __ATOMIC_RELAXED) == 0 && sc__arena_has_returns(x))
+    sc__purge_wake_abandoned();
   walk_mine = false;
   atomic_store_explicit(&walk_busy, 0, memory_order_release);
   return pages;

@@ -126,7 +126,7 @@ uintptr_t sc__remote_push(sc_arena_t *owner, uintptr_t head, uintptr_t tail) {
   do {
     last->next = sc__remote_encode(old, last);
   } while (!atomic_compare_exchange_weak_explicit(&owner->remote_free, &old, head,
-                                                  memory_order_release, memory_order_relaxed));
+                                                  memory_order_seq_cst, memory_order_relaxed));
   if (sc_unlikely(old == 0)) sc__purge_remote_list_started(owner);
   return old;
 }
