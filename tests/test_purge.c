@@ -7,6 +7,7 @@
  * libsizeclass.a: every malloc here is ours. Each test runs in its own
  * process, so sc__purge_configure() settings do not leak between tests. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
@@ -448,6 +449,10 @@ Test(purge, pages_an_idle_thread_made_and_others_freed_are_returned) {
   cr_assert_eq(resident_os_pages(page), SC_PAGE_SIZE / 4096);
   unsigned c = page->class_idx;
   uint64_t drained = a->counts[c].drained;
+  static struct sc_stats st[3]; /* before, during, after */
+  const struct sc_class_stats *before = st[0].classes, *during = st[1].classes,
+                              *after = st[2].classes;
+  sc_stats_get(&st[0]);
   reclaim_job_t job = {list, a, 0, false};
   run_reclaim(&job);
   cr_assert_geq(job.pages, 62, "pages given back: %zu of 64", job.pages);
@@ -455,7 +460,22 @@ Test(purge, pages_an_idle_thread_made_and_others_freed_are_returned) {
   cr_assert_eq(page->state, SC_PAGE_ACTIVE, "the owner has not taken it back yet");
   cr_assert_neq(atomic_load(&a->reclaimed), NULL);
   cr_assert_neq(atomic_load(&a->remote_free), 0, "the current page's blocks wait as before");
+  /* The statistics no longer count the pages given back, nor their blocks
+   * as live, before the owner takes them back, and the same after. */
+  sc_stats_get(&st[1]);
+  cr_assert_eq(before[c].pages - during[c].pages, job.pages, "class pages %" PRIu64 " -> %" PRIu64,
+               before[c].pages, during[c].pages);
+  cr_assert_eq(before[c].reserved_bytes - during[c].reserved_bytes, job.pages * SC_PAGE_SIZE);
+  cr_assert_eq(before[c].capacity_blocks - during[c].capacity_blocks,
+               job.pages * (SC_PAGE_SIZE / 256) - a->reclaimed_coloured[c],
+               "a page holds 256 blocks, a coloured one 255");
+  cr_assert_eq(before[c].live_blocks - during[c].live_blocks, 4 * MIB / 256);
   sc__arena_drain(a);
+  sc_stats_get(&st[2]);
+  cr_assert_eq(after[c].pages, during[c].pages);
+  cr_assert_eq(after[c].capacity_blocks, during[c].capacity_blocks);
+  cr_assert_eq(after[c].live_blocks, during[c].live_blocks);
+  cr_assert_eq(a->reclaimed_pages[c], 0);
   cr_assert_eq(atomic_load(&a->reclaimed), NULL);
   cr_assert_eq(page->state, SC_PAGE_PURGED, "a reclaimed page becomes a purged spare");
   cr_assert_eq(a->counts[c].drained - drained, 4 * MIB / 256, "every block is counted drained");

@@ -74,6 +74,10 @@ size_t sc__remote_reclaim(sc_arena_t *x);
  * call for idle_ns is reclaimed (one walk at a time in the process).
  * Returns the pages given back. */
 size_t sc__remote_reclaim_idle(sc_arena_t *self, uint64_t now, uint64_t idle_ns);
+/** Add d (1 or -1) to x's count of reclaimed pages of page's class (and
+ * of coloured ones): a walker before it links the page, x's drain when it
+ * takes it back. */
+void sc__reclaimed_count(sc_arena_t *x, const sc_page_t *page, int d);
 /** Push the chain head..tail (remote links: sc__remote_encode) on owner's
  * remote list with one CAS; returns the head it found there. */
 uintptr_t sc__remote_push(sc_arena_t *owner, uintptr_t head, uintptr_t tail);

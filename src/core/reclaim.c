@@ -129,6 +129,13 @@ static bool chain_distinct(const reclaim_page_t *r) {
   return true;
 }
 
+void sc__reclaimed_count(sc_arena_t *x, const sc_page_t *page, int d) {
+  unsigned c = page->shared_class;
+  __atomic_fetch_add(&x->reclaimed_pages[c], (uint32_t)d, __ATOMIC_RELAXED);
+  if (page->shared_colour != 0)
+    __atomic_fetch_add(&x->reclaimed_coloured[c], (uint32_t)d, __ATOMIC_RELAXED);
+}
+
 /** Give back the memory of the n pages of `give` (sorted here: adjacent
  * pages share one madvise) and link those the OS took on x's reclaimed
  * list with one CAS (from then on x's drain may take them); the blocks of
@@ -153,6 +160,7 @@ static unsigned pages_give_back(sc_arena_t *x, sc_page_t **give, unsigned n, uin
         continue;
       }
       page->reclaim_next = NULL;
+      sc__reclaimed_count(x, page, 1);
       if (last != NULL)
         last->reclaim_next = page;
       else

@@ -95,6 +95,7 @@ static sc_noinline void drain_reclaimed(sc_arena_t *a, sc_page_t *page, bool exa
     /* Every block was handed out and none came back: the count is all. */
     if (sc_unlikely((page->used & SC_USED_COUNT) != n)) sc__fatal_list(class_size, from);
     a->counts[page->class_idx].drained += n;
+    sc__reclaimed_count(a, page, -1);
     page->reclaim_next = NULL;
     reclaimed_page_release(a, page);
     page = next;

@@ -23,6 +23,9 @@
 typedef struct {
   uint64_t allocs, fresh, used, drained, remote_frees, pages;
   uint64_t coloured; /* active pages whose first block is not at their start */
+  /* Of the pages, those other threads gave back to the OS for their idle
+   * owner (reclaim.c), not yet taken back by its drain; coloured ones. */
+  uint64_t reclaimed, reclaimed_coloured;
 } class_sum_t;
 
 /* What a walk over the arenas fills. */
@@ -61,6 +64,8 @@ static void add_arena(sc_arena_t *a, void *ctx) {
     d->drained += load(&k->drained);
     d->remote_frees += load(&k->remote_frees);
     d->pages += load(&k->pages);
+    d->reclaimed += __atomic_load_n(&a->reclaimed_pages[c], __ATOMIC_RELAXED);
+    d->reclaimed_coloured += __atomic_load_n(&a->reclaimed_coloured[c], __ATOMIC_RELAXED);
   }
   if (sum->exact) sc__ops.lifecycle.stats_arena(a, sum->x);
   if (!sc__segment_walk(a, add_page, sum, sum->unlocked)) sum->pages_missed = true;
@@ -77,10 +82,13 @@ static uint64_t sub0(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 static void derive_class(struct sc_class_stats *o, const class_sum_t *d, const sc_exact_sums_t *x,
                          uint64_t size, uint64_t orphan_frees) {
   o->size = size;
-  o->pages = d->pages;
-  o->reserved_bytes = d->pages * SC_PAGE_SIZE;
-  o->capacity_blocks =
-      d->pages * (SC_PAGE_SIZE / size) - (d->coloured < d->pages ? d->coloured : d->pages);
+  /* Reclaimed pages hold no memory: not the class's any more, though
+   * their owner has not taken them back (their blocks count as freed). */
+  uint64_t pages = sub0(d->pages, d->reclaimed);
+  uint64_t coloured = sub0(d->coloured, d->reclaimed_coloured);
+  o->pages = pages;
+  o->reserved_bytes = pages * SC_PAGE_SIZE;
+  o->capacity_blocks = pages * (SC_PAGE_SIZE / size) - (coloured < pages ? coloured : pages);
   o->remote_frees = d->remote_frees + orphan_frees;
   o->fresh_carves = d->fresh;
   if (x != NULL) {

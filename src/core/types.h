@@ -335,6 +335,11 @@ struct sc_arena_s {
    * slow-path call, whose memory they gave back (reclaim.c), linked by
    * their reclaim_next. */
   _Atomic(sc_page_t *) reclaimed;
+  /* Of those, per class, the pages and the coloured pages (atomic
+   * accesses: walkers add before they link, the owner's drain takes
+   * away): the statistics no longer count them among the class's pages. */
+  uint32_t reclaimed_pages[SC_CLASSES];
+  uint32_t reclaimed_coloured[SC_CLASSES];
   /* What the last reclaim walk left on remote_free (its head): nothing
    * new to look at while the list still starts there. */
   _Atomic(uintptr_t) reclaim_left;
