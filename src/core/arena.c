@@ -125,9 +125,19 @@ static void release_heads(sc_arena_t *a) {
   }
 }
 
+/* thread_exit_key's value for a thread with no arena that used system
+ * blocks (sc__arena_watch_exit); a thread that binds an arena later
+ * replaces it with the arena. */
+static char system_only_thread;
+
 /** Thread exit: hand the arena on (blocks still in use stay valid: their
  * frees reach it through its remote list, drained by the next owner). */
 static void arena_abandon(void *arg) {
+  if (arg == &system_only_thread) {
+    if (sc__thread.arena == NULL && !thread_exited) sc__sys_top_thread_exit(NULL);
+    thread_exited = true;
+    return;
+  }
   sc_arena_t *a = arg;
   if (sc__thread.arena != a) return; /* stale value: a is not this thread's */
   sc_validate_arena(a, true);        /* every page, before it is handed on */
@@ -200,6 +210,15 @@ static void ensure_thread_exit_key(void) {
       atomic_store_explicit(&thread_exit_key_state, 2, memory_order_release);
   }
   pthread_mutex_unlock(&arenas_lock);
+}
+
+void sc__arena_watch_exit(void) {
+  if (sc__thread.arena != NULL || thread_exited) return;
+  ensure_thread_exit_key();
+  /* glibc's pthread_[gs]etspecific do not allocate for the first keys. */
+  if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) == 2 &&
+      pthread_getspecific(thread_exit_key) == NULL)
+    pthread_setspecific(thread_exit_key, &system_only_thread);
 }
 
 /** A zeroed arena from the OS, its classes pointing at the empty page. */

@@ -14,6 +14,9 @@ extern sc_tls sc_thread_t sc__thread;
 extern sc_page_t sc__empty_page;
 /** Arena of the calling thread, adopting or creating one; NULL if refused. */
 sc_arena_t *sc__arena_get(void);
+/** The calling thread, which has no arena, used system blocks: see its
+ * end all the same (its glibc arena's top: sys_top.c). */
+void sc__arena_watch_exit(void);
 /** Where the malloc fast path goes when its page has no block (and a
  * thread without an arena gets one): a request of n <= SC_SMALL_MAX bytes
  * served from the class of granule g (sc__bucket_of of n, or of the

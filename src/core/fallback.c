@@ -253,6 +253,15 @@ enum { CALL_MALLOC, CALL_ALIGNED, CALL_REALLOC };
  * program that grows buffers that large usually plans the growth itself. */
 #define SYS_ROOM_MAX ((size_t)128 << 10)
 
+/** The calling thread, without an arena, made, freed or resized a system
+ * block: its glibc arena's top is for it to shrink (sys_top.c), at its
+ * next look or at its end, which it must then see. */
+static void system_used_unbound(void) {
+  if (sc__thread.sys_used_unbound) return;
+  sc__thread.sys_used_unbound = 1;
+  if (sc__sys_trim_paced()) sc__arena_watch_exit();
+}
+
 /** Count one call of kind `call` that made block p (NULL: it failed) of
  * `bytes` usable bytes (`made`: a new block, not a resized one), and
  * released `freed` bytes (realloc's old block). Plain adds, one field at a
@@ -272,7 +281,7 @@ static void count_call(int call, const void *p, uint64_t bytes, bool made, uint6
       if (freed != 0) __atomic_store_n(&k->bytes_freed, k->bytes_freed + freed, __ATOMIC_RELAXED);
     }
   } else {
-    sc__thread.sys_used_unbound = 1; /* its glibc arena's top: sys_top.c */
+    system_used_unbound();
     sc_fallback_shared_t *s = &sc__fallback_shared;
     _Atomic uint64_t *calls = call == CALL_MALLOC    ? &s->malloc_calls
                               : call == CALL_ALIGNED ? &s->aligned_calls
@@ -407,7 +416,7 @@ static sc_noinline void sys_free_any(void *p, uint32_t info) {
       look = true;
     }
   } else {
-    sc__thread.sys_used_unbound = 1; /* its glibc arena's top: sys_top.c */
+    system_used_unbound();
     atomic_fetch_add_explicit(&sc__fallback_shared.frees, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&sc__fallback_shared.bytes_freed, bytes, memory_order_relaxed);
   }

@@ -19,8 +19,8 @@
  *    arena's top, and a top that large is a burst left behind, not a
  *    buffer the next thread to take the arena would reuse (rounds of short
  *    threads keep theirs, as the paced policy means them to). A thread
- *    that never made a block of 1 KiB or less has no arena of ours, and
- *    its end is not seen.
+ *    that never made a block of 1 KiB or less has no arena of ours: its
+ *    first system block has its end watched all the same (arena.c).
  *
  * A program that sets glibc's trim or mmap threshold or top pad itself
  * (mallopt, which the library defines to see it) chose glibc's own

@@ -41,6 +41,8 @@
  *                        Prints "peak P" and "after A" (once they ended).
  *   sys_churn leavers-trim N  the same, the main thread calling
  *                        malloc_trim(0) while their blocks are live.
+ *   sys_churn leavers-large N  the same as leavers, the threads making no
+ *                        block of 1 KiB or less (no arena of the library's).
  *   sys_churn chosen MS  mallopt(M_TRIM_THRESHOLD, 128 KiB) first, then as
  *                        workers, then 60 cycles as cycles does; prints
  *                        what workers does, then "faults F".
@@ -244,11 +246,12 @@ static void workers(long ms, bool trim) {
 enum { LEAVERS = 4 };
 static pthread_barrier_t leavers_made;
 static long leaver_blocks;
+static bool leaver_small = true; /* each makes a small block first */
 
 /** One thread of `leavers`: its blocks made, freed, and the thread ends. */
 static void *leaver_thread(void *arg) {
   (void)arg;
-  free(malloc(64)); /* a small block: the thread has an arena (whose end it sees) */
+  if (leaver_small) free(malloc(64)); /* the thread has an arena of the library's */
   void **mine = malloc((size_t)leaver_blocks * sizeof(void *));
   if (mine == NULL) exit(3);
   for (long i = 0; i < leaver_blocks; i++) {
@@ -316,7 +319,9 @@ int main(int argc, char **argv) {
     workers(n, strcmp(argv[1], "workers-trim") == 0);
     return 0;
   }
-  if (strcmp(argv[1], "leavers") == 0 || strcmp(argv[1], "leavers-trim") == 0) {
+  if (strcmp(argv[1], "leavers") == 0 || strcmp(argv[1], "leavers-trim") == 0 ||
+      strcmp(argv[1], "leavers-large") == 0) {
+    leaver_small = strcmp(argv[1], "leavers-large") != 0;
     leavers(n, strcmp(argv[1], "leavers-trim") == 0);
     return 0;
   }
