@@ -184,7 +184,9 @@ Test(live, a_planted_symlink_is_refused_never_followed, .timeout = 120) {
 Test(live, a_sigkilled_writer_leaves_a_stale_file_that_the_next_start_and_top_remove,
      .timeout = 180) {
   char buf[256], name[96];
-  for (int by_top = 0; by_top < 2; by_top++) {
+  /* by_top: 0 the next publisher removes it, 1 the list, 2 a view of
+   * the killed process (which says it ended) */
+  for (int by_top = 0; by_top < 3; by_top++) {
     int out;
     pid_t pid = start_writer("run", "20", "1", &out, NULL, NULL);
     cr_assert(read_until(out, "ready", buf, sizeof(buf)));
@@ -194,7 +196,13 @@ Test(live, a_sigkilled_writer_leaves_a_stale_file_that_the_next_start_and_top_re
     cr_assert_eq(pr_wait_child(pid, 30), 128 + SIGKILL);
     close(out);
     cr_assert(wait_path(name, true, 0), "SIGKILL leaves the file (nothing can remove it)");
-    if (by_top) {
+    if (by_top == 2) {
+      int rc;
+      char *o = sh_run(&rc, 60, TOP " --once %d 2>&1", (int)pid);
+      cr_expect_eq(rc, 1, "%s", o);
+      cr_expect_not_null(strstr(o, "no process"), "%s", o);
+      free(o);
+    } else if (by_top) {
       int rc;
       char *o = sh_run(&rc, 60, TOP);
       cr_expect_eq(rc, 0, "%s", o);
@@ -533,6 +541,23 @@ Test(live, the_reader_gives_one_clean_line_for_1000_mutated_snapshots, .timeout 
   cr_expect_str_eq(o, "1 1\n1 1\n1 1\n1 1\n1 1\n", "exit status and stderr lines: %s", o);
   free(o);
   cr_tmp_remove(dir);
+}
+
+/* A program that served blocks of one class only (the others' hit rates
+ * are null) is shown. */
+Test(live, a_program_that_used_one_class_is_shown, .timeout = 120) {
+  char buf[256];
+  int out, rc;
+  pid_t pid = start_writer("one", "30", "1", &out, NULL, NULL);
+  cr_assert(read_until(out, "ready", buf, sizeof(buf)));
+  char name[96];
+  shm_name(name, sizeof(name), pid);
+  cr_assert(wait_path(name, true, 10000));
+  char *o = sh_run(&rc, 60, TOP " --once %d 2>&1", (int)pid);
+  cr_expect_eq(rc, 0, "%s", o);
+  cr_expect_not_null(strstr(o, " 128 B"), "no 128 B row:\n%s", o);
+  free(o);
+  finish(pid, out);
 }
 
 /* ---- the live view, as a person sees it ------------------------------------------------- */

@@ -12,7 +12,9 @@
  *                             figures as "key=value" lines and "ready",
  *                             and sleeps without allocating
  *   live_frames idle SECONDS  no frames: a few allocations every 50 ms
- *                             (the helper thread publishes) */
+ *                             (the helper thread publishes)
+ *   live_frames one SECONDS   one block of 100 B, then sleeps: most
+ *                             classes never served a block */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -136,10 +138,23 @@ static int idle(double seconds) {
   return 0;
 }
 
+static int one(double seconds) {
+  static void *volatile kept;
+  kept = malloc(100);
+  char line[64];
+  snprintf(line, sizeof(line), "ready %d\n", (int)getpid());
+  say(line);
+  double end = now_s() + seconds;
+  while (now_s() < end && !stop) sleep_ms(50);
+  free(kept);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   signal(SIGTERM, on_term); /* a clean exit: the library removes its file */
   double seconds = argc > 2 ? atof(argv[2]) : 10;
   if (argc > 1 && strcmp(argv[1], "hold") == 0) return hold(seconds);
   if (argc > 1 && strcmp(argv[1], "idle") == 0) return idle(seconds);
+  if (argc > 1 && strcmp(argv[1], "one") == 0) return one(seconds);
   return run(seconds);
 }
