@@ -137,6 +137,50 @@ Test(arrives, stdout_closed_at_startup_never_gets_the_report_in_the_programs_fil
   closed_stream_case("exec \"$0\" \"$@\" >&-", "SIZECLASS_STATS=stdout", "fd 1");
 }
 
+/* With stderr closed at startup, the report file's descriptor must not take
+ * its number: a thread of the program writing to fd 2 meanwhile would
+ * write into the report (before: its lines in 2 of 3 runs of 40 reports). */
+Test(arrives, the_programs_writes_to_a_closed_stderr_never_land_in_the_report, .timeout = 120) {
+  char path[128], var[160];
+  report_in_dir(path, sizeof(path), var, sizeof(var), "r.json");
+  const char *const env[] = {var, "SIZECLASS_STATS_SIGNAL=USR2", NULL};
+  const char *const args[] = {"fd2_writer", "40", NULL};
+  run_t r;
+  run_in(&r, "exec \"$0\" \"$@\" 2>&-", env, args);
+  expect_exit(&r, 0);
+  char *got = su_read(path);
+  cr_assert_not_null(got, "no %s", path);
+  cr_expect_null(strstr(got, "program message"), "the program's line is in the report:\n%.300s",
+                 got);
+  cr_expect_eq(got[0], '{', "not the JSON report: %.100s", got);
+  free(got);
+  run_free(&r);
+}
+
+/* SIZECLASS_STATS naming the program's stderr (/dev/stderr, or the file the
+ * shell sent it to) sends the report to the stream: it is never reopened
+ * and truncated, and what the program wrote there stays. */
+Test(arrives, a_path_that_is_stderr_keeps_the_programs_lines, .timeout = 60) {
+  char log[128], var[200];
+  in_dir(log, sizeof(log), "err.log");
+  for (int k = 0; k < 2; k++) {
+    snprintf(var, sizeof(var), "SIZECLASS_STATS=%s", k == 0 ? "/dev/stderr" : log);
+    const char *const env[] = {var, NULL};
+    char shell[300];
+    snprintf(shell, sizeof(shell), "exec \"$0\" \"$@\" 2>'%s'", log);
+    const char *const args[] = {"hello_err", NULL};
+    run_t r;
+    run_in(&r, shell, env, args);
+    expect_exit(&r, 0);
+    char *got = su_read(log);
+    cr_assert_not_null(got, "no %s", log);
+    cr_expect_not_null(strstr(got, "the program's own line\n"), "%s: lost:\n%.300s", var, got);
+    cr_expect_not_null(strstr(got, "sizeclass"), "%s: no report:\n%.300s", var, got);
+    free(got);
+    run_free(&r);
+  }
+}
+
 /* Where the report cannot be written, one line says why. */
 Test(arrives, a_report_to_a_closed_stdout_says_why_on_stderr, .timeout = 60) {
   char log[128];

@@ -11,6 +11,7 @@
 #include "core/hooks.h"
 #include "core/size_class.h"
 #include "core/snapshot.h"
+#include "util/os.h"
 
 /* Raw sums over arenas, before the derived figures. The default tier's
  * come from every arena's slow-path counters and every active page's
@@ -180,7 +181,7 @@ static void read_rss(uint64_t *peak, uint64_t *now) {
   char buf[4096];
   size_t len = 0;
   *peak = *now = 0;
-  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  int fd = sc__os_open("/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return;
   for (;;) {
     ssize_t r = read(fd, buf + len, sizeof(buf) - len);

@@ -15,6 +15,7 @@
 #include "core/sys_record.h"
 #include "features/budget.h"
 #include "sizeclass.h"
+#include "util/os.h"
 
 bool sc__tags_on;
 
@@ -413,7 +414,7 @@ static bool comm_of(int32_t tid, char name[16]) {
   while ((v /= 10) != 0);
   while (n > 0) path[len++] = digits[--n];
   memcpy(path + len, "/comm", 6);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = sc__os_open(path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return false;
   ssize_t r = read(fd, name, 15);
   close(fd);

@@ -137,7 +137,7 @@ static bool parse_u64(const char *s, size_t n, uint64_t *out) {
 /** Remove /dev/shm/sizeclass.<our uid>.<pid> files whose process is gone
  * (getdents64: opendir would allocate). Only our user's regular files. */
 static void remove_stale(void) {
-  int dir = open(LIVE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dir = sc__os_open(LIVE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
   if (dir < 0) return;
   uint64_t uid = getuid();
   char buf[4096] __attribute__((aligned(8)));
@@ -179,7 +179,7 @@ static bool live_open(void) {
   live_path(name, getuid(), (uint64_t)getpid());
   int fd = -1;
   for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
-    fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    fd = sc__os_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0 || errno != EEXIST || attempt > 0) break;
     /* Our own regular file under our pid is a dead process's (the pid
      * came round again): replace it. Anything else stays, refused. */

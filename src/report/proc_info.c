@@ -10,9 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/os.h"
+
 /** Read up to cap bytes of path into buf; the count, or -1. */
 static long read_file(const char *path, char *buf, size_t cap) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = sc__os_open(path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return -1;
   size_t got = 0;
   while (got < cap) {

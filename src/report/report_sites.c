@@ -451,7 +451,7 @@ static void folded_at_exit(void) {
   if (!sc__settings_report_here() || !sc__sites_folded(&tmpl) ||
       !sc__expand_pid_path(path, sizeof(path), tmpl, (uint64_t)getpid()))
     return;
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = sc__os_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     /* Name the setting that chose the path, and the path. */
     static const char lead[] = "cannot write the folded stacks to ";

@@ -92,17 +92,36 @@ static pid_t my_pid;
 /** True when the report file can be written: we may create it (the test
  * file is removed again) or open the existing one for writing. */
 static bool path_writable(const char *path) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = sc__os_open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd >= 0) {
     close(fd);
     unlink(path);
     return true;
   }
   if (errno != EEXIST) return false;
-  fd = open(path, O_WRONLY | O_CLOEXEC);
+  fd = sc__os_open(path, O_WRONLY | O_CLOEXEC, 0);
   if (fd < 0) return false;
   close(fd);
   return true;
+}
+
+/** The standard stream (1 or 2) that `path` names or is at startup
+ * (/dev/stderr, /dev/fd/2, the file the shell sent stderr to), else 0:
+ * that report goes to the stream, which is checked at the report as any
+ * stream is (util/stream.h), never opened and truncated as a file of the
+ * program's own. */
+static int path_stream(const char *path) {
+  static const char *const names[2][3] = {{"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"},
+                                          {"/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"}};
+  for (int s = 0; s < 2; s++)
+    for (int k = 0; k < 3; k++)
+      if (strcmp(path, names[s][k]) == 0) return s + 1;
+  struct stat file, stream;
+  if (stat(path, &file) != 0 || !S_ISREG(file.st_mode)) return 0;
+  for (int s = 2; s >= 1; s--)
+    if (fstat(s, &stream) == 0 && stream.st_dev == file.st_dev && stream.st_ino == file.st_ino)
+      return s;
+  return 0;
 }
 
 /** Store the path template, made absolute (the program may chdir later);
@@ -111,6 +130,12 @@ static bool set_path(const char *value) {
   char probe[PATH_CAP];
   size_t n = 0;
   static const char *const instead = "the report goes to stderr as text";
+  int stream = path_stream(value);
+  if (stream != 0) {
+    cfg.fd = stream;
+    cfg.path[0] = 0;
+    return true;
+  }
   if (value[0] != '/') {
     n = sc__path_cwd_prefix(cfg.path, PATH_CAP);
     if (n == 0) {
@@ -180,7 +205,7 @@ static void dump(sc_reason_t reason, const char *why) {
   if (cfg.path[0] != 0) {
     char path[PATH_CAP];
     if (sc__expand_pid_path(path, sizeof(path), cfg.path, (uint64_t)getpid()))
-      fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      fd = sc__os_open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     else
       fd = -1;
     if (fd >= 0) {

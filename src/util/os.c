@@ -3,6 +3,7 @@
  * services lives here (os.h), so the rest of the library never sees mmap
  * or errno. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -174,4 +175,37 @@ extern void *__dso_handle __attribute__((weak));
 
 sc_startup int sc__os_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {
   return __register_atfork(prepare, parent, child, &__dso_handle != NULL ? __dso_handle : NULL);
+}
+
+int sc__os_open(const char *path, int flags, unsigned mode) {
+  int saved = errno;
+  /* A standard stream's number that is free is held by /dev/null (read
+   * only: the program's writes to it fail as they would have) until the
+   * file is open: another thread of the program writing to fd 2 meanwhile
+   * never writes into the library's file, not even in the instant between
+   * an open and a move of the descriptor. */
+  int held[3], n = 0;
+  for (int s = 0; s < 3; s++) {
+    if (fcntl(s, F_GETFD) >= 0) continue;
+    int h = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (h < 0) break;
+    if (h > 2) {
+      close(h);
+      break;
+    }
+    held[n++] = h;
+  }
+  errno = saved;
+  int fd = open(path, flags, mode);
+  saved = errno;
+  if (fd >= 0 && fd <= 2) { /* no /dev/null: moved, at least */
+    int high = fcntl(fd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, 3);
+    if (high >= 0) {
+      close(fd);
+      fd = high;
+    }
+  }
+  for (int k = 0; k < n; k++) close(held[k]);
+  errno = saved;
+  return fd;
 }

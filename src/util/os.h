@@ -29,6 +29,10 @@ bool sc__os_protect_ro(void *p, size_t size, bool writable);
 size_t sc__os_page_size(void);
 /** CLOCK_MONOTONIC in nanoseconds. */
 uint64_t sc__os_now_ns(void);
+/** open(2), with the descriptor moved to 3 or above: one of the library's
+ * own never takes the place of a standard stream the program closed
+ * (where the program's writes to fd 2 would land in it). -1 on failure. */
+int sc__os_open(const char *path, int flags, unsigned mode);
 /** Write all of buf to fd, retrying on EINTR; never allocates. */
 void sc__os_write_all(int fd, const char *buf, size_t len);
 

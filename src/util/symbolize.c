@@ -177,7 +177,7 @@ static void load_funcs(module_t *m, const ElfW(Shdr) * sym) {
 static void scan_file(module_t *m) {
   m->scanned = true;
   if (strchr(m->path, '/') == NULL) return; /* the vDSO: no file */
-  int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+  int fd = sc__os_open(m->path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) return;
   struct stat st;
   if (fstat(fd, &st) == 0 && st.st_size > (off_t)sizeof(ElfW(Ehdr))) {

@@ -7,6 +7,14 @@
  *                             fd 1 or 2 when the test closed that stream),
  *                             write "game log\n" into it, malloc and free,
  *                             return 0
+ *   arrives hello_err         write "the program's own line\n" to stderr,
+ *                             malloc and free, return 0
+ *   arrives fd2_writer N      a thread writes "program message\n" to fd 2
+ *                             (closed at startup by the test: nothing
+ *                             while no file takes that number) while the
+ *                             main thread raises SIGUSR2 (the report
+ *                             signal) N times, then returns 0 while the
+ *                             thread still writes (the exit report)
  *   arrives frame_abort       mark frames, then carve fresh blocks
  *                             (SIZECLASS_FRAME_CHECK=abort stops it)
  *   arrives double_free       free a 64-byte block twice
@@ -185,8 +193,33 @@ static int stress(int n, const char *dir) {
   return rc;
 }
 
+/** fd2_writer's thread: the program's own messages on fd 2, until the
+ * process ends. */
+static __attribute__((noreturn)) void *fd2_write(void *arg) {
+  (void)arg;
+  static const char msg[] = "program message\n";
+  for (;;) {
+    ssize_t w = write(2, msg, sizeof(msg) - 1);
+    (void)w;
+  }
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "hello_err") == 0) {
+    fputs("the program's own line\n", stderr);
+    churn();
+    return 0;
+  }
+  if (strcmp(mode, "fd2_writer") == 0 && argc > 2) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, fd2_write, NULL) != 0) return 2;
+    for (int i = 0; i < atoi(argv[2]); i++) {
+      churn();
+      raise(SIGUSR2);
+    }
+    return 0; /* the exit report, the thread still writing */
+  }
   if (strcmp(mode, "log") == 0 && argc > 2) {
     int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) return 2;
