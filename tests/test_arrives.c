@@ -181,6 +181,49 @@ Test(arrives, a_path_that_is_stderr_keeps_the_programs_lines, .timeout = 60) {
   }
 }
 
+/* A SIGTERM that arrives while the same thread writes a report (here the
+ * signal report, blocked on a full pipe that nobody reads yet) lets that
+ * report finish, then writes the termination report and ends by SIGTERM
+ * (before: the first report cut at the pipe's 4 KiB, no second one). */
+Test(arrives, a_sigterm_during_a_report_lets_it_finish_then_reports_again, .timeout = 60) {
+  char prog[256], preload[300];
+  pr_prog_path(prog, sizeof(prog), "arrives");
+  snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libsizeclass.so", pr_build_dir());
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  cr_assert_geq(fcntl(fds[1], F_SETPIPE_SZ, 4096), 4096);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    dup2(fds[1], 2);
+    close(fds[0]);
+    close(fds[1]);
+    char *env[] = {preload, "SIZECLASS_STATS=1", "SIZECLASS_STATS_SIGNAL=USR2",
+                   "SIZECLASS_STATS_FORMAT=json", NULL};
+    char *argv[] = {prog, "usr2_wait", NULL};
+    execve(prog, argv, env);
+    _exit(98);
+  }
+  close(fds[1]);
+  struct timespec pause = {0, 500 * 1000000L}; /* the report fills the pipe and waits */
+  nanosleep(&pause, NULL);
+  kill(pid, SIGTERM);
+  nanosleep(&pause, NULL);
+  static char got[1 << 20];
+  size_t n = 0;
+  for (ssize_t k; n < sizeof(got) - 1 && (k = read(fds[0], got + n, sizeof(got) - 1 - n)) > 0;)
+    n += (size_t)k;
+  got[n] = 0;
+  close(fds[0]);
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "wait status %#x", status);
+  cr_expect_eq(count(got, "\"reason\": \"signal\""), 1, "%zu bytes:\n%.300s", n, got);
+  cr_expect_eq(count(got, "\"reason\": \"terminated: SIGTERM\""), 1, "%zu bytes, end:\n%s", n,
+               n > 300 ? got + n - 300 : got);
+  cr_expect_eq(count(got, "\n}\n"), 2, "two whole reports (%zu bytes)", n);
+}
+
 /* Where the report cannot be written, one line says why. */
 Test(arrives, a_report_to_a_closed_stdout_says_why_on_stderr, .timeout = 60) {
   char log[128];

@@ -75,6 +75,9 @@ static struct sigaction prev_action; /* what that signal had before */
 /* The thread writing a report (kernel id); 0: none. A signal during the
  * exit dump (or another signal dump) is dropped rather than interleaved. */
 static _Atomic long dumping;
+/* A termination signal that arrived on the thread writing a report: raised
+ * again once that report is whole (a second one ends the process at once). */
+static _Atomic int term_deferred;
 
 /* The last report written: 0 none, 1 the end of the run (exit, _exit,
  * termination), 2 its failure (abort, crash). A last report is written
@@ -198,7 +201,7 @@ static void dump(sc_reason_t reason, const char *why) {
   /* A forked child outside SIZECLASS_STATS_PID keeps quiet; so does a
    * clone or vfork child. */
   if (!sc__settings_report_here() || in_clone_child()) return;
-  if (!dump_begin(reason != SC_REASON_SIGNAL && reason != SC_REASON_EXIT)) return;
+  if (!dump_begin(reason != SC_REASON_SIGNAL)) return;
   int fd = cfg.fd;
   enum sc_stats_format format = cfg.format;
   bool opened = false;
@@ -231,6 +234,8 @@ static void dump(sc_reason_t reason, const char *why) {
   if (fd >= 0) sc__report_write_why(fd, format, reason, why, true);
   if (opened) close(fd);
   atomic_store(&dumping, 0);
+  int sig = atomic_load(&term_deferred);
+  if (sig > 0 && atomic_compare_exchange_strong(&term_deferred, &sig, -sig)) raise(sig);
 }
 
 /** A last report, unless one of its level or higher was written. */
@@ -260,6 +265,7 @@ static void dump_on_signal(int sig) {
  * of its own. */
 static void fork_child(void) {
   atomic_store(&dumping, 0);
+  atomic_store(&term_deferred, 0);
   atomic_store(&last_level, 0);
   my_pid = getpid();
 }
@@ -330,6 +336,15 @@ static void on_terminate(int sig, siginfo_t *si, void *ctx) {
   (void)ctx;
   int saved = errno;
   bool ours = action_is(sig, on_terminate);
+  /* This thread is writing a report: it finishes it first, then the
+   * signal comes again (the watchdog bounds the wait). */
+  int none = 0;
+  if (ours && atomic_load(&dumping) == syscall(SYS_gettid) &&
+      atomic_compare_exchange_strong(&term_deferred, &none, sig)) {
+    sc__os_watchdog(sig, WATCHDOG_S);
+    errno = saved;
+    return;
+  }
   set_default(sig, ours);
   if (ours) {
     sc__os_watchdog(sig, WATCHDOG_S);

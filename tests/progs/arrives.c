@@ -7,6 +7,8 @@
  *                             fd 1 or 2 when the test closed that stream),
  *                             write "game log\n" into it, malloc and free,
  *                             return 0
+ *   arrives usr2_wait         allocate, raise SIGUSR2 (the report signal),
+ *                             then sleep 20 s
  *   arrives hello_err         write "the program's own line\n" to stderr,
  *                             malloc and free, return 0
  *   arrives fd2_writer N      a thread writes "program message\n" to fd 2
@@ -206,6 +208,12 @@ static __attribute__((noreturn)) void *fd2_write(void *arg) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "usr2_wait") == 0) {
+    churn();
+    raise(SIGUSR2);
+    sleep(20);
+    return 0;
+  }
   if (strcmp(mode, "hello_err") == 0) {
     fputs("the program's own line\n", stderr);
     churn();
