@@ -89,6 +89,24 @@ Test(tags, budget_abort_stops_at_the_crossing) {
   free(r.out);
 }
 
+/* A row that frees and fills again is checked as it fills: 15 000 blocks
+ * of 64 B under x, freed, 15 000 under y, 15 000 under x again cross a
+ * total of 1 MiB in the third phase (before: the run ended with 1.9 MB
+ * live, never stopped: x's row climbed back to its old mark unchecked). */
+Test(tags, a_budget_is_checked_as_a_freed_row_fills_again) {
+  const char *env[] = {"SIZECLASS_BUDGET=total=1MiB", "SIZECLASS_BUDGET_ACTION=abort", NULL};
+  const char *args[] = {"refill", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 128 + SIGABRT, "%s%s", r.out, r.err);
+  cr_expect(strstr(r.out, "phase 3") != NULL, "%s", r.out);
+  cr_expect(strstr(r.out, "done") == NULL, "%s", r.out);
+  /* By a block of x, within two pages (2 x 64 KiB) of the crossing: not
+   * later, by the system block of the "done" line's buffer. */
+  cr_expect(strstr(r.err, "sizeclass: budget total 1.0 MiB exceeded: 1.") != NULL, "%s", r.err);
+  cr_expect(strstr(r.err, "(allocation of 64 B by ") != NULL, "%s", r.err);
+  free(r.out);
+}
+
 /* Must hold (issue 27): an abort for a budget writes the JSON report
  * first: its reason is "abort: budget ...", and its budgets show the
  * breach. 1024 blocks of 256 B (256 KiB) cross 64 KiB. */

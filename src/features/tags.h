@@ -22,11 +22,13 @@
  * headroom = mark - live, and the out-of-line trigger runs when live
  * climbs above the mark. mark = min(peak, live + slack) with slack one
  * 64 KiB page of blocks of the class, reset for every class of the row at
- * each trigger: so the trigger runs at every new peak of a class (peaks
- * are exact) and after at most `slack` allocations of any class since the
- * row's last trigger; the trigger updates the row's block-byte peak and
- * checks the budgets (budget.c). Between two triggers of a row, its live
- * block bytes grow by less than one page (64 KiB) per class. */
+ * each trigger. A free lowers the mark with live (the headroom stays), so
+ * the trigger runs at every new peak of a class (peaks are exact) and
+ * after at most `slack` allocations of a class since the row's last
+ * trigger, frees or not: between two triggers a row's live blocks of a
+ * class grow by less than one page of them. The trigger updates the row's
+ * block-byte peak and checks the budgets (budget.c) when a class of the
+ * row has more live blocks than at its last trigger. */
 #ifndef SC_TAGS_H
 #define SC_TAGS_H
 
@@ -55,7 +57,8 @@ typedef struct sc_tag_row_s {
   uint64_t sys_made, sys_allocs;         /* system-route bytes / blocks made here */
   _Atomic uint64_t sys_freed, sys_frees; /* ... of those, freed (by any thread) */
   uint64_t sys_peak;                     /* highest sys_made - sys_freed (at a make) */
-  uint8_t pad[(1u << SC_TAG_ROW_SHIFT) - sizeof(sc_exact_t) - 8 * (3 * SC_CLASSES + 6)];
+  int64_t trigger_live[SC_CLASSES];      /* live blocks at the row's last trigger */
+  uint8_t pad[(1u << SC_TAG_ROW_SHIFT) - sizeof(sc_exact_t) - 8 * (4 * SC_CLASSES + 6)];
 } sc_tag_row_t;
 _Static_assert(sizeof(sc_tag_row_t) == (1u << SC_TAG_ROW_SHIFT), "a row is 2^SHIFT bytes");
 
@@ -172,10 +175,11 @@ static sc_always_inline void *sc__tags_alloc(const sc_page_t *page, void *b, uin
   return b;
 }
 
-/** Account a free by its owner a of the block whose entry is e (class c). */
+/** Account a free by its owner a of the block whose entry is e (class c):
+ * the mark comes down with live, the headroom stays (tags.h's top). */
 static sc_always_inline void sc__tags_free(sc_arena_t *a, const uint8_t *e, unsigned c) {
   sc_tag_row_t *r = sc__tag_row_of(a, e[1]);
-  r->x.headroom[c]++;
+  r->x.peak[c]--;
   r->x.req_freed[c] += *(const uint16_t *)(e + 2);
 }
 

@@ -3,11 +3,15 @@
  * SIZECLASS_BUDGET='tag:audio=1MiB'), allocate 256-byte blocks one at a
  * time, printing "at N" to stdout before each (so a test sees where an
  * abort stopped it), and never freeing; print "done" at the end.
- * argv[1]: how many blocks (default 8192: 2 MiB). */
+ * argv[1]: how many blocks (default 8192: 2 MiB).
+ * argv[1] "refill": 15 000 blocks of 64 B under "x", all freed, 15 000
+ * under "y", then 15 000 under "x" again (1.9 MB live at the end), with
+ * "phase N" lines; for a total budget of 1 MiB. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sizeclass.h"
 #include "sizeclass_pool.h"
@@ -115,8 +119,25 @@ static int snap(void) {
   return 0;
 }
 
+static int refill(void) {
+  sc_tag_t x = sc_tag("x"), y = sc_tag("y");
+  sc_tag_t prev = sc_tag_enter(x);
+  for (int i = 0; i < 15000; i++) keep[i] = malloc(64);
+  for (int i = 0; i < 15000; i++) free(keep[i]);
+  (void)!write(1, "phase 2\n", 8); /* no stdio: its buffer is a block too */
+  sc_tag_enter(y);
+  for (int i = 0; i < 15000; i++) keep[20000 + i] = malloc(64);
+  (void)!write(1, "phase 3\n", 8);
+  sc_tag_enter(x);
+  for (int i = 0; i < 15000; i++) keep[40000 + i] = malloc(64);
+  sc_tag_leave(prev);
+  printf("done\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "set") == 0) return set();
+  if (argc > 1 && strcmp(argv[1], "refill") == 0) return refill();
   if (argc > 1 && strcmp(argv[1], "snap") == 0) return snap();
   if (argc > 1 && argv[1][0] == 's') return scope();
   if (argc > 1 && argv[1][0] == 'p') return pools();
