@@ -107,6 +107,20 @@ Test(tags, a_budget_is_checked_as_a_freed_row_fills_again) {
   free(r.out);
 }
 
+/* Tags switched on when the OS refuses the thread's counters: its frees
+ * and mallocs under a tag go on (into the shared sink), with one warning
+ * (before: a segfault at the free). */
+Test(tags, tags_on_without_room_for_counters_warns_and_carries_on) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  const char *args[] = {"no_rows", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  cr_expect_str_eq(r.out, "ok\n", "%s", r.err);
+  cr_expect(strstr(r.err, "sizeclass: tags: the OS refused a thread's tag counters") != NULL, "%s",
+            r.err);
+  free(r.out);
+}
+
 /* Must hold (issue 27): an abort for a budget writes the JSON report
  * first: its reason is "abort: budget ...", and its budgets show the
  * breach. 1024 blocks of 256 B (256 KiB) cross 64 KiB. */

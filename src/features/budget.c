@@ -233,12 +233,12 @@ typedef struct {
 
 static void total_arena(sc_arena_t *a, void *ctx) {
   uint64_t *t = ctx;
-  if (__atomic_load_n(&a->tag_rows, __ATOMIC_ACQUIRE) != NULL) *t += sc__tags_thread_live(a);
+  if (sc__tag_rows_counted(a) != NULL) *t += sc__tags_thread_live(a);
 }
 
 static void class_arena(sc_arena_t *a, void *ctx) {
   class_walk_t *w = ctx;
-  if (__atomic_load_n(&a->tag_rows, __ATOMIC_ACQUIRE) == NULL) return;
+  if (sc__tag_rows_counted(a) == NULL) return;
   const sc_tag_thread_t *tt = sc__tag_thread_of(a);
   for (unsigned t = 0; t < SC_TAGS; t++) {
     if (((__atomic_load_n(&tt->used[t / 64], __ATOMIC_RELAXED) >> (t % 64)) & 1) == 0) continue;

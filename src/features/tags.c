@@ -96,7 +96,7 @@ static void row_used(sc_arena_t *a, unsigned t) {
 /** Point the calling thread's row at its tag's in its arena. */
 static void thread_row_set(void) {
   sc_arena_t *a = sc__thread.arena;
-  if (a == NULL || a->tag_rows == NULL) {
+  if (a == NULL || sc__tag_rows_counted(a) == NULL) {
     sc__tag_row = &dummy_row;
     return;
   }
@@ -131,12 +131,27 @@ sc_public void sc_tag_leave(sc_tag_t previous) { (void)sc_tag_enter(previous); }
 #define BY_ID 4096
 static sc_arena_t *arenas_by_id[BY_ID];
 
-/** Arena a's rows, mapped once (any thread; a CAS settles a race). */
+/* The sink (tags.h): .bss, resident only where written. */
+static sc_tag_row_t sink_rows[SC_TAGS + 1] __attribute__((aligned(4096)));
+sc_tag_row_t *const sc__tag_sink = sink_rows;
+static _Atomic bool warned_sink;
+
+/** Arena a's rows, mapped once (any thread; a CAS settles a race); when
+ * the OS refuses them, the sink (its paths must find rows: a free reads
+ * its block's row), false, and one warning. */
 static bool rows_map(sc_arena_t *a) {
   if (__atomic_load_n(&a->tag_rows, __ATOMIC_ACQUIRE) != NULL) return true;
   size_t size = (size_t)(SC_TAGS + 1) << SC_TAG_ROW_SHIFT;
   sc_tag_row_t *rows = sc__os_map_aligned(size, 4096);
-  if (rows == NULL) return false;
+  if (rows == NULL) {
+    sc_tag_row_t *none = NULL;
+    __atomic_compare_exchange_n(&a->tag_rows, &none, sink_rows, false, __ATOMIC_RELEASE,
+                                __ATOMIC_ACQUIRE);
+    warn_once(&warned_sink,
+              "tags: the OS refused a thread's tag counters (2 MiB): its blocks are not "
+              "counted by tag or thread");
+    return false;
+  }
   sc_tag_row_t *none = NULL;
   if (!__atomic_compare_exchange_n(&a->tag_rows, &none, rows, false, __ATOMIC_RELEASE,
                                    __ATOMIC_ACQUIRE))
@@ -145,9 +160,11 @@ static bool rows_map(sc_arena_t *a) {
   return true;
 }
 
+/** Map arena a's rows (an arena the OS refuses them writes into the
+ * sink, with a warning: tags stay on). */
 static void rows_map_each(sc_arena_t *a, void *ctx) {
-  bool *ok = ctx;
-  if (!rows_map(a)) *ok = false;
+  (void)ctx;
+  (void)rows_map(a);
 }
 
 /** The install hook of seam.c: it points the exact paths at the tag-aware ones. */
@@ -160,17 +177,16 @@ bool sc__tags_start(void) {
   if ((f & SC_FEATURE_EXACT) == 0 || (f & (SC_FEATURE_CHECK | SC_FEATURE_FRAME_CHECK)) != 0)
     return false;
   pthread_mutex_lock(&start_lock);
-  bool ok = true;
   if (!sc__tags_on) {
     /* On first (threads binding from now on map their own rows), then
      * every arena's rows, then the paths. */
     __atomic_store_n(&sc__tags_on, true, __ATOMIC_SEQ_CST);
-    sc__arenas_foreach(rows_map_each, &ok);
+    sc__arenas_foreach(rows_map_each, NULL);
     sc__seam_tags_install();
     thread_row_set();
   }
   pthread_mutex_unlock(&start_lock);
-  return ok;
+  return true;
 }
 
 /* ---- threads ---------------------------------------------------------------------------- */
@@ -189,7 +205,10 @@ static pthread_mutex_t exited_lock = PTHREAD_MUTEX_INITIALIZER;
 static void arena_allocs(const sc_arena_t *a, uint64_t *allocs, uint64_t *sys_allocs);
 
 void sc__tags_bind(sc_arena_t *a) {
-  if (!rows_map(a)) return;
+  if (!rows_map(a) || sc__tag_rows_counted(a) == NULL) {
+    thread_row_set();
+    return;
+  }
   sc_tag_thread_t *tt = sc__tag_thread_of(a);
   if (tt->exited) { /* adopted: the thread before is folded under its name */
     uint64_t allocs, sys;
@@ -219,7 +238,7 @@ void sc__tags_bind(sc_arena_t *a) {
 }
 
 void sc__tags_thread_exit(sc_arena_t *a) {
-  if (a->tag_rows == NULL) return;
+  if (sc__tag_rows_counted(a) == NULL) return;
   sc_tag_thread_t *tt = sc__tag_thread_of(a);
   char name[16] = {0};
   prctl(PR_GET_NAME, name, 0, 0, 0);
@@ -324,7 +343,7 @@ static void tag_sum_before(const sc_arena_t *a, tag_sum_t *s) {
 static void tag_sum_arena(sc_arena_t *a, void *ctx) {
   tag_sum_t *s = ctx;
   if (s->t == 0) tag_sum_before(a, s);
-  if (__atomic_load_n(&a->tag_rows, __ATOMIC_ACQUIRE) == NULL || !row_is_used(a, s->t)) return;
+  if (sc__tag_rows_counted(a) == NULL || !row_is_used(a, s->t)) return;
   const sc_tag_row_t *r = sc__tag_row_of(a, s->t);
   for (unsigned c = 0; c < SC_CLASSES; c++) {
     s->live[c] +=
@@ -462,7 +481,7 @@ static void thread_add(threads_walk_t *w, const char *name, int64_t tid, bool ex
 
 static void thread_walk_arena(sc_arena_t *a, void *ctx) {
   threads_walk_t *w = ctx;
-  if (__atomic_load_n(&a->tag_rows, __ATOMIC_ACQUIRE) == NULL) return;
+  if (sc__tag_rows_counted(a) == NULL) return;
   const sc_tag_thread_t *tt = sc__tag_thread_of(a);
   bool ex = tt->exited || !a->bound;
   char name[16];
@@ -579,7 +598,7 @@ void *sc__tags_trigger(size_t n, size_t g, const sc_page_t *page, void *b) {
 
 void sc__tags_sum(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]) {
   sc__exact_sum(a, sums); /* what it counted before tags were on */
-  if (__atomic_load_n(&a->tag_rows, __ATOMIC_ACQUIRE) == NULL) return;
+  if (sc__tag_rows_counted(a) == NULL) return;
   for (unsigned t = 0; t < SC_TAGS; t++) {
     if (!row_is_used(a, t)) continue;
     const sc_tag_row_t *r = sc__tag_row_of(a, t);
@@ -612,7 +631,7 @@ void sc__tags_remote_free(sc_arena_t *me, const sc_page_t *page, uintptr_t p) {
   sc_arena_t *owner = sc__segment_of(p)->arena;
   if (owner->tag_rows != NULL)
     atomic_fetch_add_explicit(&sc__tag_thread_of(owner)->remote_in[c], 1, memory_order_relaxed);
-  if (me == NULL || me->tag_rows == NULL) {
+  if (me == NULL || sc__tag_rows_counted(me) == NULL) {
     atomic_fetch_add_explicit(&orphan_frees[t][c], 1, memory_order_relaxed);
     return;
   }
@@ -669,7 +688,7 @@ void sc__tags_free_local(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
 void sc__tags_sys_alloc(void *p) {
   if (p == NULL) return;
   sc_arena_t *a = sc__arena_get();
-  if (a == NULL || a->tag_rows == NULL) return;
+  if (a == NULL || sc__tag_rows_counted(a) == NULL) return;
   unsigned t = sc__tag_cur;
   if (sc__tag_rules_on() && !sc__tag_tls.pinned) { /* the caller's rule, else the code's tag */
     t = sc__tag_rules_caller();
@@ -726,6 +745,6 @@ void sc__tags_realloc_leave(unsigned saved) {
 /* ---- adoption ------------------------------------------------------------------------------ */
 
 bool sc__tags_adoptable(sc_arena_t *a) {
-  if (!sc__tags_on || a->tag_rows == NULL) return true;
+  if (!sc__tags_on || sc__tag_rows_counted(a) == NULL) return true;
   return sc__tags_thread_live(a) == 0;
 }

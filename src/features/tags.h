@@ -152,6 +152,16 @@ uint64_t sc__tags_thread_live(const sc_arena_t *a);
 uint64_t sc__tags_tag_live(unsigned t);
 #pragma GCC visibility pop
 
+/** Rows (and thread record) that every arena whose own the OS refused
+ * shares: written, never counted (sc__tag_rows_counted). */
+extern sc_tag_row_t *const sc__tag_sink;
+/** Arena a's rows if they are counted: NULL before they are mapped, or
+ * when a writes into the sink. */
+static inline const sc_tag_row_t *sc__tag_rows_counted(const sc_arena_t *a) {
+  sc_tag_row_t *rows = __atomic_load_n(&a->tag_rows, __ATOMIC_ACQUIRE);
+  return rows == sc__tag_sink ? NULL : rows;
+}
+
 /** Row of tag t of arena a. */
 static inline sc_tag_row_t *sc__tag_row_of(const sc_arena_t *a, unsigned t) {
   return (sc_tag_row_t *)((uintptr_t)a->tag_rows + ((uintptr_t)t << SC_TAG_ROW_SHIFT));

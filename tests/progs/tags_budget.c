@@ -6,11 +6,15 @@
  * argv[1]: how many blocks (default 8192: 2 MiB).
  * argv[1] "refill": 15 000 blocks of 64 B under "x", all freed, 15 000
  * under "y", then 15 000 under "x" again (1.9 MB live at the end), with
- * "phase N" lines; for a total budget of 1 MiB. */
+ * "phase N" lines; for a total budget of 1 MiB.
+ * argv[1] "no_rows": tags switched on (sc_tag) when the address space has
+ * no room for the thread's counters (RLIMIT_AS), then a free and a malloc
+ * under the tag; prints "ok". */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "sizeclass.h"
@@ -119,6 +123,30 @@ static int snap(void) {
   return 0;
 }
 
+/** The process's virtual size in KiB (VmSize). */
+static long vm_kib(void) {
+  char line[256];
+  long kib = 0;
+  FILE *f = fopen("/proc/self/status", "r");
+  while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+    if (strncmp(line, "VmSize:", 7) == 0) kib = atol(line + 7);
+  if (f != NULL) fclose(f);
+  return kib;
+}
+
+static int no_rows(void) {
+  keep[0] = malloc(64); /* the thread's arena, before tags are on */
+  struct rlimit lim = {(rlim_t)(vm_kib() + 512) * 1024, RLIM_INFINITY};
+  if (setrlimit(RLIMIT_AS, &lim) != 0) return 2;
+  sc_tag_t prev = sc_tag_enter(sc_tag("audio"));
+  free(keep[0]);
+  for (int i = 0; i < 100; i++) keep[i] = malloc(64);
+  for (int i = 0; i < 100; i++) free(keep[i]);
+  sc_tag_leave(prev);
+  (void)!write(1, "ok\n", 3);
+  return 0;
+}
+
 static int refill(void) {
   sc_tag_t x = sc_tag("x"), y = sc_tag("y");
   sc_tag_t prev = sc_tag_enter(x);
@@ -138,6 +166,7 @@ static int refill(void) {
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "set") == 0) return set();
   if (argc > 1 && strcmp(argv[1], "refill") == 0) return refill();
+  if (argc > 1 && strcmp(argv[1], "no_rows") == 0) return no_rows();
   if (argc > 1 && strcmp(argv[1], "snap") == 0) return snap();
   if (argc > 1 && argv[1][0] == 's') return scope();
   if (argc > 1 && argv[1][0] == 'p') return pools();
