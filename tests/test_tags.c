@@ -121,6 +121,18 @@ Test(tags, tags_on_without_room_for_counters_warns_and_carries_on) {
   free(r.out);
 }
 
+/* fork while another thread registers tags and reads the thread table:
+ * each child can register, allocate and read them (before: a child could
+ * wait for ever on a lock that the other thread held at the fork). */
+Test(tags, a_child_forked_during_registrations_carries_on, .timeout = 120) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  const char *args[] = {"fork", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  cr_expect_str_eq(r.out, "ok\n", "%s", r.err);
+  free(r.out);
+}
+
 /* Must hold (issue 27): an abort for a budget writes the JSON report
  * first: its reason is "abort: budget ...", and its budgets show the
  * breach. 1024 blocks of 256 B (256 KiB) cross 64 KiB. */

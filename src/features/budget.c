@@ -153,7 +153,7 @@ static bool budget_put(const budget_t *nb, uint64_t limit) {
       ok = false;
     } else {
       budgets[budgets_n] = *nb;
-      budgets_n++;
+      __atomic_store_n(&budgets_n, budgets_n + 1, __ATOMIC_RELEASE); /* readers take no lock */
     }
   }
   if (ok) {
@@ -375,4 +375,13 @@ size_t sc__budget_list(sc_budget_view_t *out, size_t cap) {
     out[i].first_frame = b->first_frame;
   }
   return count;
+}
+
+void sc__budget_fork(int phase) {
+  if (phase == 0)
+    pthread_mutex_lock(&budget_lock);
+  else if (phase == 1)
+    pthread_mutex_unlock(&budget_lock);
+  else
+    pthread_mutex_init(&budget_lock, NULL);
 }

@@ -25,6 +25,8 @@ bool sc__budget_decide(void);
 /** Check the budgets after arena a's row of tag t grew in the classes of
  * the bit mask `grown` (0: the system route) at an allocation of n bytes. */
 void sc__budget_check(sc_arena_t *a, unsigned t, unsigned grown, size_t n);
+/** fork: 0 prepare, 1 parent, 2 child (the budgets' lock). */
+void sc__budget_fork(int phase);
 /** The limit of tag t's budget, of the thread called name (0: none). */
 uint64_t sc__budget_of_tag(unsigned t);
 uint64_t sc__budget_of_thread(const char *name);

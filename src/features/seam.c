@@ -273,7 +273,13 @@ static void stats_arena(const sc_arena_t *a, sc_exact_sums_t sums[SC_CLASSES]) {
 static void stats_features(struct sc_stats *out) { sc__frame_stats(&out->frames); }
 
 static void on_fork(int phase) {
-  if (sc__tags_on) sc__tag_rules_fork(phase);
+  static bool tags_held; /* the prepare took the tags' locks: the others let them go */
+  if (phase == 0) tags_held = sc__tags_on;
+  if (tags_held) {
+    sc__tag_rules_fork(phase);
+    sc__tags_fork(phase);
+    sc__budget_fork(phase);
+  }
   if ((sc__features & SC_FEATURE_GUARD) != 0) sc__guard_fork(phase);
   if (sc__check_on()) sc__check_fork(phase);
 }

@@ -247,6 +247,21 @@ void sc__tags_thread_exit(sc_arena_t *a) {
   sc__tag_row = &dummy_row;
 }
 
+void sc__tags_fork(int phase) {
+  if (phase == 0) {
+    /* The forking thread's arena first: binding one takes exited_lock. */
+    (void)sc__arena_get();
+    pthread_mutex_lock(&tags_lock);
+    pthread_mutex_lock(&exited_lock);
+  } else if (phase == 1) {
+    pthread_mutex_unlock(&exited_lock);
+    pthread_mutex_unlock(&tags_lock);
+  } else {
+    pthread_mutex_init(&exited_lock, NULL);
+    pthread_mutex_init(&tags_lock, NULL);
+  }
+}
+
 /* ---- figures ---------------------------------------------------------------------------- */
 
 static inline uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }

@@ -134,6 +134,9 @@ bool sc__tag_rules_on(void);
 unsigned sc__tag_rules_resolve(uintptr_t ra);
 /** fork: 0 prepare, 1 parent, 2 child (the rules' table lock). */
 void sc__tag_rules_fork(int phase);
+/** fork: 0 prepare, 1 parent, 2 child (the registry's and the exited
+ * threads' locks). */
+void sc__tags_fork(int phase);
 /** The rule's tag of the calling allocation, found by unwinding (0: none). */
 unsigned sc__tag_rules_caller(void);
 /** The hooks of the paths other than the tag-aware fast paths (seam.c). */

@@ -7,14 +7,20 @@
  * argv[1] "refill": 15 000 blocks of 64 B under "x", all freed, 15 000
  * under "y", then 15 000 under "x" again (1.9 MB live at the end), with
  * "phase N" lines; for a total budget of 1 MiB.
+ * argv[1] "fork": a thread registers tag names and allocates under them
+ * without pause while the main thread forks 200 times; each child
+ * registers a tag, allocates under it and reads the tag and thread
+ * tables (5 s at most: SIGALRM). Prints "ok", or "child N hung".
  * argv[1] "no_rows": tags switched on (sc_tag) when the address space has
  * no room for the thread's counters (RLIMIT_AS), then a free and a malloc
  * under the tag; prints "ok". */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sizeclass.h"
@@ -147,6 +153,54 @@ static int no_rows(void) {
   return 0;
 }
 
+static atomic_bool fork_stop;
+
+/** fork's other thread: the registry's and the threads' locks, taken and
+ * given back all the time. */
+static void *registrar(void *arg) {
+  (void)arg;
+  for (unsigned i = 0; !atomic_load(&fork_stop); i++) {
+    char name[16];
+    snprintf(name, sizeof(name), "reg%u", i % 200);
+    sc_tag_t prev = sc_tag_enter(sc_tag(name));
+    free(malloc(48));
+    sc_tag_leave(prev);
+    static struct sc_thread_stats ts[8];
+    (void)sc_stats_threads(ts, 8);
+  }
+  return NULL;
+}
+
+static int forks(void) {
+  pthread_t t;
+  if (pthread_create(&t, NULL, registrar, NULL) != 0) return 2;
+  int bad = 0;
+  for (int i = 0; i < 200 && !bad; i++) {
+    pid_t pid = fork();
+    if (pid < 0) return 2;
+    if (pid == 0) {
+      alarm(5);
+      sc_tag_t prev = sc_tag_enter(sc_tag("child"));
+      free(malloc(48));
+      sc_tag_leave(prev);
+      static struct sc_tag_stats tags[16];
+      static struct sc_thread_stats threads[8];
+      (void)sc_stats_tags(tags, 16);
+      (void)sc_stats_threads(threads, 8);
+      _exit(0);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+      printf("child %d hung\n", i);
+      bad = 1;
+    }
+  }
+  atomic_store(&fork_stop, true);
+  pthread_join(t, NULL);
+  if (!bad) printf("ok\n");
+  return bad;
+}
+
 static int refill(void) {
   sc_tag_t x = sc_tag("x"), y = sc_tag("y");
   sc_tag_t prev = sc_tag_enter(x);
@@ -167,6 +221,7 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "set") == 0) return set();
   if (argc > 1 && strcmp(argv[1], "refill") == 0) return refill();
   if (argc > 1 && strcmp(argv[1], "no_rows") == 0) return no_rows();
+  if (argc > 1 && strcmp(argv[1], "fork") == 0) return forks();
   if (argc > 1 && strcmp(argv[1], "snap") == 0) return snap();
   if (argc > 1 && argv[1][0] == 's') return scope();
   if (argc > 1 && argv[1][0] == 'p') return pools();
