@@ -133,6 +133,18 @@ Test(tags, a_child_forked_during_registrations_carries_on, .timeout = 120) {
   free(r.out);
 }
 
+/* A thread whose destructor frees after the library's exit handler
+ * borrows an arena for it: it is still one thread (before: each counted
+ * twice, "workers 22"). */
+Test(tags, a_free_after_the_exit_handler_counts_no_new_thread) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  const char *args[] = {"dtor", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  cr_expect_str_eq(r.out, "workers 11\n", "%s", r.err);
+  free(r.out);
+}
+
 /* Must hold (issue 27): an abort for a budget writes the JSON report
  * first: its reason is "abort: budget ...", and its budgets show the
  * breach. 1024 blocks of 256 B (256 KiB) cross 64 KiB. */

@@ -212,6 +212,8 @@ static void ensure_thread_exit_key(void) {
   pthread_mutex_unlock(&arenas_lock);
 }
 
+bool sc__thread_has_exited(void) { return thread_exited; }
+
 void sc__arena_watch_exit(void) {
   if (sc__thread.arena != NULL || thread_exited) return;
   ensure_thread_exit_key();

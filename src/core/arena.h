@@ -17,6 +17,9 @@ sc_arena_t *sc__arena_get(void);
 /** The calling thread, which has no arena, used system blocks: see its
  * end all the same (its glibc arena's top: sys_top.c). */
 void sc__arena_watch_exit(void);
+/** True once the calling thread handed its arena on at its exit (an
+ * arena it binds after that is borrowed for a free or two). */
+bool sc__thread_has_exited(void);
 /** Where the malloc fast path goes when its page has no block (and a
  * thread without an arena gets one): a request of n <= SC_SMALL_MAX bytes
  * served from the class of granule g (sc__bucket_of of n, or of the

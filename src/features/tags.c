@@ -205,7 +205,9 @@ static pthread_mutex_t exited_lock = PTHREAD_MUTEX_INITIALIZER;
 static void arena_allocs(const sc_arena_t *a, uint64_t *allocs, uint64_t *sys_allocs);
 
 void sc__tags_bind(sc_arena_t *a) {
-  if (!rows_map(a) || sc__tag_rows_counted(a) == NULL) {
+  /* An arena borrowed by an ending thread (a free after its exit handler)
+   * is no new thread: its record stays the last owner's. */
+  if (!rows_map(a) || sc__tag_rows_counted(a) == NULL || sc__thread_has_exited()) {
     thread_row_set();
     return;
   }
@@ -238,7 +240,10 @@ void sc__tags_bind(sc_arena_t *a) {
 }
 
 void sc__tags_thread_exit(sc_arena_t *a) {
-  if (sc__tag_rows_counted(a) == NULL) return;
+  if (sc__tag_rows_counted(a) == NULL || sc__thread_has_exited()) {
+    sc__tag_row = &dummy_row;
+    return;
+  }
   sc_tag_thread_t *tt = sc__tag_thread_of(a);
   char name[16] = {0};
   prctl(PR_GET_NAME, name, 0, 0, 0);

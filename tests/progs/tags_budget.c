@@ -11,6 +11,10 @@
  * without pause while the main thread forks 200 times; each child
  * registers a tag, allocates under it and reads the tag and thread
  * tables (5 s at most: SIGALRM). Prints "ok", or "child N hung".
+ * argv[1] "dtor": 11 threads named "worker" run one after another, each
+ * leaving a block to a thread-specific destructor that frees it after the
+ * library's own exit handler; prints "workers N" (the thread table's
+ * count of them).
  * argv[1] "no_rows": tags switched on (sc_tag) when the address space has
  * no room for the thread's counters (RLIMIT_AS), then a free and a malloc
  * under the tag; prints "ok". */
@@ -153,6 +157,35 @@ static int no_rows(void) {
   return 0;
 }
 
+static pthread_key_t dtor_key;
+
+static void dtor_free(void *p) { free(p); }
+
+static void *dtor_worker(void *arg) {
+  (void)arg;
+  pthread_setname_np(pthread_self(), "worker");
+  pthread_setspecific(dtor_key, malloc(48));
+  return NULL;
+}
+
+static int dtors(void) {
+  (void)sc_tag("x");
+  free(malloc(16)); /* the library's exit key is made first: it runs first */
+  if (pthread_key_create(&dtor_key, dtor_free) != 0) return 2;
+  for (int i = 0; i < 11; i++) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, dtor_worker, NULL) != 0) return 2;
+    pthread_join(t, NULL);
+  }
+  static struct sc_thread_stats ts[64];
+  size_t n = sc_stats_threads(ts, 64);
+  uint64_t workers = 0;
+  for (size_t i = 0; i < n && i < 64; i++)
+    if (strcmp(ts[i].name, "worker") == 0) workers += ts[i].count;
+  printf("workers %llu\n", (unsigned long long)workers);
+  return 0;
+}
+
 static atomic_bool fork_stop;
 
 /** fork's other thread: the registry's and the threads' locks, taken and
@@ -222,6 +255,7 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "refill") == 0) return refill();
   if (argc > 1 && strcmp(argv[1], "no_rows") == 0) return no_rows();
   if (argc > 1 && strcmp(argv[1], "fork") == 0) return forks();
+  if (argc > 1 && strcmp(argv[1], "dtor") == 0) return dtors();
   if (argc > 1 && strcmp(argv[1], "snap") == 0) return snap();
   if (argc > 1 && argv[1][0] == 's') return scope();
   if (argc > 1 && argv[1][0] == 'p') return pools();
