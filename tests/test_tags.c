@@ -145,6 +145,18 @@ Test(tags, a_free_after_the_exit_handler_counts_no_new_thread) {
   free(r.out);
 }
 
+/* The report's thread table keeps the threads with the most live bytes
+ * when there are more than it holds (before: the first 256 met, which left
+ * out the main thread and its 2 MiB). */
+Test(tags, the_reports_thread_table_keeps_the_largest, .timeout = 60) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  const char *args[] = {"many", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s", r.err);
+  cr_expect(strstr(r.out, "{\"name\": \"bigmain\"") != NULL, "no bigmain row");
+  free(r.out);
+}
+
 /* Must hold (issue 27): an abort for a budget writes the JSON report
  * first: its reason is "abort: budget ...", and its budgets show the
  * breach. 1024 blocks of 256 B (256 KiB) cross 64 KiB. */

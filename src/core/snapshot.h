@@ -173,7 +173,8 @@ const sc_named_t *sc__named_entry(uint64_t count, uint64_t i);
 /** True once tags are on (docs/tags.md). */
 bool sc__tags_report_on(void);
 /** sc_stats_tags and sc_stats_threads, optionally without the locks (a
- * report from a signal handler). */
+ * report from a signal handler); with more threads than cap, the threads'
+ * rows kept are those with the most live bytes. */
 size_t sc__tags_fill(struct sc_tag_stats *out, size_t cap, bool unlocked);
 size_t sc__tags_threads_fill(struct sc_thread_stats *out, size_t cap, bool unlocked);
 

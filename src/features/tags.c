@@ -466,10 +466,24 @@ static bool comm_of(int32_t tid, char name[16]) {
 typedef struct {
   struct sc_thread_stats *out;
   size_t cap, n;
+  bool largest; /* out of room: keep the rows with the most live bytes */
 } threads_walk_t;
 
-static void thread_add(threads_walk_t *w, const char *name, int64_t tid, bool ex, uint64_t count,
-                       uint64_t allocs, uint64_t live, uint64_t peak, uint64_t sys_live) {
+/** The row of out[0..cap) with the fewest live bytes. */
+static struct sc_thread_stats *thread_smallest(const threads_walk_t *w) {
+  struct sc_thread_stats *min = &w->out[0];
+  for (size_t i = 1; i < w->cap; i++)
+    if (w->out[i].live_block_bytes + w->out[i].system_live_bytes <
+        min->live_block_bytes + min->system_live_bytes)
+      min = &w->out[i];
+  return min;
+}
+
+/** Add a thread's row (or fold it into its name's row of exited threads);
+ * the row written, or NULL when out has no room for it. */
+static struct sc_thread_stats *thread_add(threads_walk_t *w, const char *name, int64_t tid, bool ex,
+                                          uint64_t count, uint64_t allocs, uint64_t live,
+                                          uint64_t peak, uint64_t sys_live) {
   /* Exited threads of one name are one row. */
   if (ex)
     for (size_t i = 0; i < w->n && i < w->cap; i++) {
@@ -481,10 +495,17 @@ static void thread_add(threads_walk_t *w, const char *name, int64_t tid, bool ex
       o->live_block_bytes += live;
       if (peak > o->peak_block_bytes) o->peak_block_bytes = peak;
       o->system_live_bytes += sys_live;
-      return;
+      return o;
     }
+  struct sc_thread_stats *o = NULL;
   if (w->n < w->cap) {
-    struct sc_thread_stats *o = &w->out[w->n];
+    o = &w->out[w->n];
+  } else if (w->largest && w->cap > 0) {
+    struct sc_thread_stats *min = thread_smallest(w);
+    if (live + sys_live > min->live_block_bytes + min->system_live_bytes) o = min;
+  }
+  w->n++;
+  if (o != NULL) {
     memset(o, 0, sizeof(*o));
     memcpy(o->name, name, sizeof(o->name) - 1);
     o->tid = tid;
@@ -496,7 +517,7 @@ static void thread_add(threads_walk_t *w, const char *name, int64_t tid, bool ex
     o->system_live_bytes = sys_live;
     o->budget = sc__budget_of_thread(name);
   }
-  w->n++;
+  return o;
 }
 
 static void thread_walk_arena(sc_arena_t *a, void *ctx) {
@@ -530,8 +551,8 @@ static void thread_walk_arena(sc_arena_t *a, void *ctx) {
   if (at < w->cap && w->n > at) w->out[at].frees = (allocs - tt->base_allocs) - live_blocks;
 }
 
-static size_t threads_fill(struct sc_thread_stats *out, size_t cap, bool unlocked) {
-  threads_walk_t w = {out, cap, 0};
+static size_t threads_fill(struct sc_thread_stats *out, size_t cap, bool unlocked, bool largest) {
+  threads_walk_t w = {out, cap, 0, largest};
   if (!sc__tags_on) return 0;
   if (unlocked)
     sc__arenas_foreach_unlocked(thread_walk_arena, &w);
@@ -540,20 +561,20 @@ static size_t threads_fill(struct sc_thread_stats *out, size_t cap, bool unlocke
   if (!unlocked) pthread_mutex_lock(&exited_lock);
   for (unsigned i = 0; i < exited_n; i++) {
     size_t at = w.n;
-    thread_add(&w, exited[i].name, 0, true, exited[i].count, exited[i].allocs, 0,
-               exited[i].peak_block_bytes, 0);
-    if (at < cap && w.n > at) w.out[at].frees = exited[i].allocs;
+    struct sc_thread_stats *o = thread_add(&w, exited[i].name, 0, true, exited[i].count,
+                                           exited[i].allocs, 0, exited[i].peak_block_bytes, 0);
+    if (o != NULL && w.n > at) o->frees = exited[i].allocs; /* a row of its own */
   }
   if (!unlocked) pthread_mutex_unlock(&exited_lock);
   return w.n;
 }
 
 sc_public size_t sc_stats_threads(struct sc_thread_stats *out, size_t cap) {
-  return threads_fill(out, cap, false);
+  return threads_fill(out, cap, false, false);
 }
 
 size_t sc__tags_threads_fill(struct sc_thread_stats *out, size_t cap, bool unlocked) {
-  return threads_fill(out, cap, unlocked);
+  return threads_fill(out, cap, unlocked, true);
 }
 
 bool sc__tags_report_on(void) { return sc__tags_on; }

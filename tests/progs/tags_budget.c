@@ -15,6 +15,8 @@
  * leaving a block to a thread-specific destructor that frees it after the
  * library's own exit handler; prints "workers N" (the thread table's
  * count of them).
+ * argv[1] "many": the main thread, "bigmain", holds 2 MiB; 300 more
+ * threads hold 16 B each while the JSON report is printed to stdout.
  * argv[1] "no_rows": tags switched on (sc_tag) when the address space has
  * no room for the thread's counters (RLIMIT_AS), then a free and a malloc
  * under the tag; prints "ok". */
@@ -186,6 +188,33 @@ static int dtors(void) {
   return 0;
 }
 
+static pthread_barrier_t many_bar;
+
+static void *many_worker(void *arg) {
+  (void)arg;
+  void *p = malloc(16);
+  pthread_barrier_wait(&many_bar);
+  pthread_barrier_wait(&many_bar);
+  free(p);
+  return NULL;
+}
+
+static int many(void) {
+  enum { THREADS = 300 };
+  (void)sc_tag("x");
+  for (int i = 0; i < 8192; i++) keep[i] = malloc(256);
+  pthread_barrier_init(&many_bar, NULL, THREADS + 1);
+  static pthread_t t[THREADS];
+  for (int i = 0; i < THREADS; i++)
+    if (pthread_create(&t[i], NULL, many_worker, NULL) != 0) return 2;
+  pthread_setname_np(pthread_self(), "bigmain"); /* not the workers' name */
+  pthread_barrier_wait(&many_bar);
+  sc_stats_print(1, SC_STATS_JSON);
+  pthread_barrier_wait(&many_bar);
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  return 0;
+}
+
 static atomic_bool fork_stop;
 
 /** fork's other thread: the registry's and the threads' locks, taken and
@@ -256,6 +285,7 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "no_rows") == 0) return no_rows();
   if (argc > 1 && strcmp(argv[1], "fork") == 0) return forks();
   if (argc > 1 && strcmp(argv[1], "dtor") == 0) return dtors();
+  if (argc > 1 && strcmp(argv[1], "many") == 0) return many();
   if (argc > 1 && strcmp(argv[1], "snap") == 0) return snap();
   if (argc > 1 && argv[1][0] == 's') return scope();
   if (argc > 1 && argv[1][0] == 'p') return pools();
