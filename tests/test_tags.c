@@ -157,6 +157,25 @@ Test(tags, the_reports_thread_table_keeps_the_largest, .timeout = 60) {
   free(r.out);
 }
 
+/* Blocks made before tags were on count in their thread and in the total:
+ * a thread that held 2 MiB then shows them, and after they are freed, 1.5
+ * MiB made again breaches a total of 1 MiB (before: their frees drove the
+ * untagged row below zero and hid the new blocks, no breach). */
+Test(tags, blocks_made_before_tags_count_in_budgets_and_threads) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", "SIZECLASS_BUDGET_ACTION=abort", NULL};
+  const char *args[] = {"before", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 128 + SIGABRT, "%s%s", r.out, r.err);
+  unsigned long long live = 0;
+  const char *m = strstr(r.out, "main live ");
+  cr_expect(m != NULL && sscanf(m, "main live %llu", &live) == 1, "%s", r.out);
+  cr_expect_geq(live, 2ull << 20, "the main thread's live bytes: %llu", live);
+  cr_expect(strstr(r.out, "phase 2") != NULL && strstr(r.out, "done") == NULL, "%s", r.out);
+  cr_expect(strstr(r.err, "sizeclass: budget total 1.0 MiB exceeded: 1.") != NULL, "%s", r.err);
+  cr_expect(strstr(r.err, "(allocation of 256 B by ") != NULL, "%s", r.err);
+  free(r.out);
+}
+
 /* Must hold (issue 27): an abort for a budget writes the JSON report
  * first: its reason is "abort: budget ...", and its budgets show the
  * breach. 1024 blocks of 256 B (256 KiB) cross 64 KiB. */

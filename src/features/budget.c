@@ -240,6 +240,7 @@ static void class_arena(sc_arena_t *a, void *ctx) {
   class_walk_t *w = ctx;
   if (sc__tag_rows_counted(a) == NULL) return;
   const sc_tag_thread_t *tt = sc__tag_thread_of(a);
+  w->blocks += sc__tags_before_live(a, w->c);
   for (unsigned t = 0; t < SC_TAGS; t++) {
     if (((__atomic_load_n(&tt->used[t / 64], __ATOMIC_RELAXED) >> (t % 64)) & 1) == 0) continue;
     const sc_tag_row_t *r = sc__tag_row_of(a, t);

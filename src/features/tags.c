@@ -93,6 +93,14 @@ static void row_used(sc_arena_t *a, unsigned t) {
     __atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
 }
 
+/** Note the calling thread's id and name in its arena's record. */
+static void thread_identity(sc_tag_thread_t *tt) {
+  tt->tid = (int32_t)gettid();
+  char name[16] = {0};
+  prctl(PR_GET_NAME, name, 0, 0, 0);
+  memcpy(tt->name, name, sizeof(name));
+}
+
 /** Point the calling thread's row at its tag's in its arena. */
 static void thread_row_set(void) {
   sc_arena_t *a = sc__thread.arena;
@@ -100,6 +108,9 @@ static void thread_row_set(void) {
     sc__tag_row = &dummy_row;
     return;
   }
+  /* A thread that bound its arena before tags were on: its record. */
+  sc_tag_thread_t *tt = sc__tag_thread_of(a);
+  if (tt->tid == 0 && !tt->exited && !sc__thread_has_exited()) thread_identity(tt);
   row_used(a, sc__tag_cur);
   sc__tag_row = sc__tag_row_of(a, sc__tag_cur);
 }
@@ -232,10 +243,7 @@ void sc__tags_bind(sc_arena_t *a) {
     tt->peak_block_bytes = tt->sys_peak = 0;
     tt->exited = 0;
   }
-  tt->tid = (int32_t)gettid();
-  char name[16] = {0};
-  prctl(PR_GET_NAME, name, 0, 0, 0);
-  memcpy(tt->name, name, sizeof(name));
+  thread_identity(tt);
   thread_row_set();
 }
 
@@ -281,27 +289,36 @@ static inline bool row_is_used(const sc_arena_t *a, unsigned t) {
   return (load(&sc__tag_thread_of(a)->used[t / 64]) >> (t % 64)) & 1;
 }
 
-static uint64_t row_allocs(const sc_tag_row_t *r) {
+/** Allocations counted in exact counters x (a row's, or an arena's). */
+static uint64_t exact_allocs(const sc_exact_t *x) {
   uint64_t n = 0;
-  for (unsigned b = 0; b < SC_BUCKETS; b++) n += load(&r->x.hist[b]);
+  for (unsigned b = 0; b < SC_BUCKETS; b++) n += load(&x->hist[b]);
   for (unsigned c = 0; c < SC_CLASSES; c++)
-    for (unsigned b = 0; b < SC_BUCKETS; b++) n += load(&r->x.hist_aligned[c][b]);
+    for (unsigned b = 0; b < SC_BUCKETS; b++) n += load(&x->hist_aligned[c][b]);
   return n;
 }
 
 static void arena_allocs(const sc_arena_t *a, uint64_t *allocs, uint64_t *sys_allocs) {
-  *allocs = *sys_allocs = 0;
+  *allocs = exact_allocs(&a->exact); /* before tags were on */
+  *sys_allocs = 0;
   for (unsigned t = 0; t < SC_TAGS; t++) {
     if (!row_is_used(a, t)) continue;
     const sc_tag_row_t *r = sc__tag_row_of(a, t);
-    *allocs += row_allocs(r);
+    *allocs += exact_allocs(&r->x);
     *sys_allocs += load(&r->sys_allocs);
   }
 }
 
 /** Owner-view live block bytes of arena a's rows, and system bytes. */
+int64_t sc__tags_before_live(const sc_arena_t *a, unsigned c) {
+  return (int64_t)load(&a->exact.peak[c]) - loadi(&a->exact.headroom[c]);
+}
+
 static void arena_live(const sc_arena_t *a, uint64_t *bytes, uint64_t *sys) {
   int64_t b = 0, s = 0;
+  /* Blocks made before tags were on (their frees count in row 0). */
+  for (unsigned c = 0; c < SC_CLASSES; c++)
+    b += sc__tags_before_live(a, c) * (int64_t)sc__class_size(c);
   const uint64_t *used = sc__tag_thread_of(a)->used;
   for (unsigned w = 0; w < SC_TAGS / 64; w++)
     for (uint64_t bits = load(&used[w]); bits != 0; bits &= bits - 1) {
@@ -347,7 +364,7 @@ typedef struct {
 static void tag_sum_before(const sc_arena_t *a, tag_sum_t *s) {
   const sc_exact_t *x = &a->exact;
   for (unsigned c = 0; c < SC_CLASSES; c++) {
-    s->live[c] += (int64_t)load(&x->peak[c]) - loadi(&x->headroom[c]);
+    s->live[c] += sc__tags_before_live(a, c);
     s->peak[c] += load(&x->peak[c]);
     uint64_t n = 0;
     for (unsigned b = 0; b < SC_BUCKETS; b++) {
@@ -537,7 +554,7 @@ static void thread_walk_arena(sc_arena_t *a, void *ctx) {
   {
     const sc_tag_thread_t *t = tt;
     for (unsigned c = 0; c < SC_CLASSES; c++) {
-      int64_t l = 0;
+      int64_t l = sc__tags_before_live(a, c);
       for (unsigned tg = 0; tg < SC_TAGS; tg++)
         if (row_is_used(a, tg)) l += row_live(sc__tag_row_of(a, tg), c);
       l -= (int64_t)(atomic_load_explicit(&t->remote_in[c], memory_order_relaxed) -
@@ -546,9 +563,9 @@ static void thread_walk_arena(sc_arena_t *a, void *ctx) {
     }
   }
   size_t at = w->n;
-  thread_add(w, name, tt->tid, ex, 1, allocs - tt->base_allocs, live, tt->peak_block_bytes,
-             sys_live);
-  if (at < w->cap && w->n > at) w->out[at].frees = (allocs - tt->base_allocs) - live_blocks;
+  struct sc_thread_stats *o = thread_add(w, name, tt->tid, ex, 1, allocs - tt->base_allocs, live,
+                                         tt->peak_block_bytes, sys_live);
+  if (o != NULL && w->n > at) o->frees = (allocs - tt->base_allocs) - live_blocks;
 }
 
 static size_t threads_fill(struct sc_thread_stats *out, size_t cap, bool unlocked, bool largest) {

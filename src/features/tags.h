@@ -152,6 +152,9 @@ unsigned sc__tag_count(void);
 /** Live block bytes of arena a's rows (owner view) and of all arenas'
  * rows of tag t (exact: remote frees counted), for the budgets. */
 uint64_t sc__tags_thread_live(const sc_arena_t *a);
+/** Owner-view live blocks of class c that arena a made before tags were
+ * on (the exact tier's counters, frozen since; their frees count in row 0). */
+int64_t sc__tags_before_live(const sc_arena_t *a, unsigned c);
 uint64_t sc__tags_tag_live(unsigned t);
 #pragma GCC visibility pop
 

@@ -17,6 +17,10 @@
  * count of them).
  * argv[1] "many": the main thread, "bigmain", holds 2 MiB; 300 more
  * threads hold 16 B each while the JSON report is printed to stdout.
+ * argv[1] "before": 2 MiB of 256 B blocks made before tags are on, a total
+ * budget of 3 MiB set (tags on), the main thread's live bytes printed as
+ * "main live N", the 2 MiB freed, the budget lowered to 1 MiB and 1.5 MiB
+ * made; prints "phase 2" before the 1.5 MiB and "done" at the end.
  * argv[1] "no_rows": tags switched on (sc_tag) when the address space has
  * no room for the thread's counters (RLIMIT_AS), then a free and a malloc
  * under the tag; prints "ok". */
@@ -159,6 +163,21 @@ static int no_rows(void) {
   return 0;
 }
 
+static int before(void) {
+  for (int i = 0; i < 8192; i++) keep[i] = malloc(256);
+  if (!sc_budget_set("total", 3 << 20)) return 2;
+  static struct sc_thread_stats ts[8];
+  size_t n = sc_stats_threads(ts, 8);
+  if (n >= 1) printf("main live %llu\n", (unsigned long long)ts[0].live_block_bytes);
+  fflush(stdout);
+  for (int i = 0; i < 8192; i++) free(keep[i]);
+  if (!sc_budget_set("total", 1 << 20)) return 2;
+  (void)!write(1, "phase 2\n", 8);
+  for (int i = 0; i < 6144; i++) keep[i] = malloc(256);
+  (void)!write(1, "done\n", 5);
+  return 0;
+}
+
 static pthread_key_t dtor_key;
 
 static void dtor_free(void *p) { free(p); }
@@ -286,6 +305,7 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "fork") == 0) return forks();
   if (argc > 1 && strcmp(argv[1], "dtor") == 0) return dtors();
   if (argc > 1 && strcmp(argv[1], "many") == 0) return many();
+  if (argc > 1 && strcmp(argv[1], "before") == 0) return before();
   if (argc > 1 && strcmp(argv[1], "snap") == 0) return snap();
   if (argc > 1 && argv[1][0] == 's') return scope();
   if (argc > 1 && argv[1][0] == 'p') return pools();
