@@ -137,10 +137,31 @@ sc_public void sc_tag_leave(sc_tag_t previous) { (void)sc_tag_enter(previous); }
 
 /* ---- rows ------------------------------------------------------------------------------- */
 
-/* Arenas by id, for the system route's records (an id above the table:
- * its blocks are not counted per thread). */
-#define BY_ID 4096
-static sc_arena_t *arenas_by_id[BY_ID];
+/* Arenas by id, for the system route's records (24 bits of an id: the
+ * record's word has 8 for the tag): chunks of BY_ID_CHUNK slots, mapped as
+ * ids reach them (an id past them all, or a chunk the OS refused: its
+ * system blocks are not counted per thread). */
+#define BY_ID_CHUNK 4096
+#define BY_ID_CHUNKS 4096
+static _Atomic(sc_arena_t **) arenas_by_id[BY_ID_CHUNKS];
+
+/** The slot of arena id `id`, its chunk mapped if `make`; NULL if none. */
+static _Atomic(sc_arena_t *) *by_id_slot(uint64_t id, bool make) {
+  if (id + 1 >= (uint64_t)BY_ID_CHUNK * BY_ID_CHUNKS) return NULL; /* id + 1: 24 bits */
+  _Atomic(sc_arena_t **) *chunk = &arenas_by_id[id / BY_ID_CHUNK];
+  sc_arena_t **slots = atomic_load_explicit(chunk, memory_order_acquire);
+  if (slots == NULL && make) {
+    size_t size = BY_ID_CHUNK * sizeof(sc_arena_t *);
+    sc_arena_t **fresh = sc__os_map_aligned(size, 4096);
+    if (fresh == NULL) return NULL;
+    if (atomic_compare_exchange_strong_explicit(chunk, &slots, fresh, memory_order_acq_rel,
+                                                memory_order_acquire))
+      slots = fresh;
+    else
+      sc__os_unmap(fresh, size); /* another thread's came first: slots is it */
+  }
+  return slots != NULL ? (_Atomic(sc_arena_t *) *)&slots[id % BY_ID_CHUNK] : NULL;
+}
 
 /* The sink (tags.h): .bss, resident only where written. */
 static sc_tag_row_t sink_rows[SC_TAGS + 1] __attribute__((aligned(4096)));
@@ -167,7 +188,8 @@ static bool rows_map(sc_arena_t *a) {
   if (!__atomic_compare_exchange_n(&a->tag_rows, &none, rows, false, __ATOMIC_RELEASE,
                                    __ATOMIC_ACQUIRE))
     sc__os_unmap(rows, size);
-  if (a->id < BY_ID) __atomic_store_n(&arenas_by_id[a->id], a, __ATOMIC_RELEASE);
+  _Atomic(sc_arena_t *) *slot = by_id_slot(a->id, true);
+  if (slot != NULL) atomic_store_explicit(slot, a, memory_order_release);
   return true;
 }
 
@@ -755,7 +777,7 @@ void sc__tags_sys_alloc(void *p) {
   uint64_t u = sc__sys_usable_size(p);
   sc_tag_row_t *r = sc__tag_row_of(a, t);
   row_used(a, t);
-  uint32_t info = t | (a->id < BY_ID ? (uint32_t)(a->id + 1) << 8 : 0);
+  uint32_t info = t | (by_id_slot(a->id, false) != NULL ? (uint32_t)(a->id + 1) << 8 : 0);
   if (!sc__sysrec_insert(p, info)) sc__sysrec_set_info(p, info);
   r->sys_made += u;
   r->sys_allocs++;
@@ -767,7 +789,8 @@ void sc__tags_sys_alloc(void *p) {
 void sc__tags_sys_free(uint32_t info, uint64_t bytes) {
   unsigned t = info & 0xff, id = info >> 8;
   if (id == 0) return;
-  sc_arena_t *owner = __atomic_load_n(&arenas_by_id[id - 1], __ATOMIC_ACQUIRE);
+  _Atomic(sc_arena_t *) *slot = by_id_slot(id - 1, false);
+  sc_arena_t *owner = slot != NULL ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
   if (owner == NULL || owner->tag_rows == NULL) return;
   sc_tag_row_t *r = sc__tag_row_of(owner, t);
   atomic_fetch_add_explicit(&r->sys_freed, bytes, memory_order_relaxed);
