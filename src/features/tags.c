@@ -143,16 +143,17 @@ sc_public void sc_tag_leave(sc_tag_t previous) { (void)sc_tag_enter(previous); }
  * system blocks are not counted per thread). */
 #define BY_ID_CHUNK 4096
 #define BY_ID_CHUNKS 4096
-static _Atomic(sc_arena_t **) arenas_by_id[BY_ID_CHUNKS];
+typedef _Atomic(sc_arena_t *) arena_slot_t;
+static _Atomic(arena_slot_t *) arenas_by_id[BY_ID_CHUNKS];
 
 /** The slot of arena id `id`, its chunk mapped if `make`; NULL if none. */
-static _Atomic(sc_arena_t *) *by_id_slot(uint64_t id, bool make) {
+static arena_slot_t *by_id_slot(uint64_t id, bool make) {
   if (id + 1 >= (uint64_t)BY_ID_CHUNK * BY_ID_CHUNKS) return NULL; /* id + 1: 24 bits */
-  _Atomic(sc_arena_t **) *chunk = &arenas_by_id[id / BY_ID_CHUNK];
-  sc_arena_t **slots = atomic_load_explicit(chunk, memory_order_acquire);
+  _Atomic(arena_slot_t *) *chunk = &arenas_by_id[id / BY_ID_CHUNK];
+  arena_slot_t *slots = atomic_load_explicit(chunk, memory_order_acquire);
   if (slots == NULL && make) {
-    size_t size = BY_ID_CHUNK * sizeof(sc_arena_t *);
-    sc_arena_t **fresh = sc__os_map_aligned(size, 4096);
+    size_t size = BY_ID_CHUNK * sizeof(arena_slot_t);
+    arena_slot_t *fresh = sc__os_map_aligned(size, 4096);
     if (fresh == NULL) return NULL;
     if (atomic_compare_exchange_strong_explicit(chunk, &slots, fresh, memory_order_acq_rel,
                                                 memory_order_acquire))
@@ -160,7 +161,8 @@ static _Atomic(sc_arena_t *) *by_id_slot(uint64_t id, bool make) {
     else
       sc__os_unmap(fresh, size); /* another thread's came first: slots is it */
   }
-  return slots != NULL ? (_Atomic(sc_arena_t *) *)&slots[id % BY_ID_CHUNK] : NULL;
+  if (slots == NULL) return NULL;
+  return &slots[id % BY_ID_CHUNK];
 }
 
 /* The sink (tags.h): .bss, resident only where written. */
@@ -188,7 +190,7 @@ static bool rows_map(sc_arena_t *a) {
   if (!__atomic_compare_exchange_n(&a->tag_rows, &none, rows, false, __ATOMIC_RELEASE,
                                    __ATOMIC_ACQUIRE))
     sc__os_unmap(rows, size);
-  _Atomic(sc_arena_t *) *slot = by_id_slot(a->id, true);
+  arena_slot_t *slot = by_id_slot(a->id, true);
   if (slot != NULL) atomic_store_explicit(slot, a, memory_order_release);
   return true;
 }
@@ -789,7 +791,7 @@ void sc__tags_sys_alloc(void *p) {
 void sc__tags_sys_free(uint32_t info, uint64_t bytes) {
   unsigned t = info & 0xff, id = info >> 8;
   if (id == 0) return;
-  _Atomic(sc_arena_t *) *slot = by_id_slot(id - 1, false);
+  arena_slot_t *slot = by_id_slot(id - 1, false);
   sc_arena_t *owner = slot != NULL ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
   if (owner == NULL || owner->tag_rows == NULL) return;
   sc_tag_row_t *r = sc__tag_row_of(owner, t);
