@@ -176,6 +176,20 @@ Test(tags, blocks_made_before_tags_count_in_budgets_and_threads) {
   free(r.out);
 }
 
+/* In a fork's child, the parent's other threads are ended threads and the
+ * child's own row has its own id (before: the worker live, the child's
+ * row with the parent's id). */
+Test(tags, a_forked_childs_thread_table_is_its_own) {
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", NULL};
+  const char *args[] = {"fork_table", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  cr_expect(strstr(r.out, "worker exited 1 mine 0\n") != NULL, "%s", r.out);
+  cr_expect(strstr(r.out, "exited 0 mine 1\n") != NULL, "%s", r.out);
+  cr_expect(strstr(r.out, "exited 0 mine 0\n") == NULL, "%s", r.out);
+  free(r.out);
+}
+
 /* Must hold (issue 27): an abort for a budget writes the JSON report
  * first: its reason is "abort: budget ...", and its budgets show the
  * breach. 1024 blocks of 256 B (256 KiB) cross 64 KiB. */

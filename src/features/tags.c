@@ -284,6 +284,18 @@ void sc__tags_thread_exit(sc_arena_t *a) {
   sc__tag_row = &dummy_row;
 }
 
+/** In a fork's child: arena a's thread did not come along (the forking
+ * thread's arena: its id changed). */
+static void fork_child_arena(sc_arena_t *a, void *ctx) {
+  (void)ctx;
+  if (sc__tag_rows_counted(a) == NULL) return;
+  sc_tag_thread_t *tt = sc__tag_thread_of(a);
+  if (a == sc__thread.arena)
+    thread_identity(tt);
+  else
+    tt->exited = 1;
+}
+
 void sc__tags_fork(int phase) {
   if (phase == 0) {
     /* The forking thread's arena first: binding one takes exited_lock. */
@@ -296,6 +308,7 @@ void sc__tags_fork(int phase) {
   } else {
     pthread_mutex_init(&exited_lock, NULL);
     pthread_mutex_init(&tags_lock, NULL);
+    sc__arenas_foreach_unlocked(fork_child_arena, NULL);
   }
 }
 

@@ -21,6 +21,9 @@
  * budget of 3 MiB set (tags on), the main thread's live bytes printed as
  * "main live N", the 2 MiB freed, the budget lowered to 1 MiB and 1.5 MiB
  * made; prints "phase 2" before the 1.5 MiB and "done" at the end.
+ * argv[1] "fork_table": a thread "worker" allocates under a tag and waits
+ * while the main thread forks; the child prints its thread table's rows
+ * as "NAME exited E mine M" (M: the row's tid is the child's).
  * argv[1] "no_rows": tags switched on (sc_tag) when the address space has
  * no room for the thread's counters (RLIMIT_AS), then a free and a malloc
  * under the tag; prints "ok". */
@@ -178,6 +181,42 @@ static int before(void) {
   return 0;
 }
 
+static pthread_barrier_t table_bar;
+
+static void *table_worker(void *arg) {
+  (void)arg;
+  pthread_setname_np(pthread_self(), "worker");
+  sc_tag_t prev = sc_tag_enter(sc_tag("net"));
+  keep[0] = malloc(200);
+  sc_tag_leave(prev);
+  pthread_barrier_wait(&table_bar); /* forked while it lives */
+  pthread_barrier_wait(&table_bar);
+  return NULL;
+}
+
+static int fork_table(void) {
+  (void)sc_tag("net");
+  free(malloc(32)); /* the main thread's arena */
+  pthread_barrier_init(&table_bar, NULL, 2);
+  pthread_t t;
+  if (pthread_create(&t, NULL, table_worker, NULL) != 0) return 2;
+  pthread_barrier_wait(&table_bar);
+  pid_t pid = fork();
+  if (pid == 0) {
+    static struct sc_thread_stats ts[8];
+    size_t n = sc_stats_threads(ts, 8);
+    for (size_t i = 0; i < n && i < 8; i++)
+      printf("%s exited %d mine %d\n", ts[i].name, ts[i].exited ? 1 : 0,
+             ts[i].tid == (int64_t)getpid());
+    fflush(stdout);
+    _exit(0);
+  }
+  waitpid(pid, NULL, 0);
+  pthread_barrier_wait(&table_bar);
+  pthread_join(t, NULL);
+  return 0;
+}
+
 static pthread_key_t dtor_key;
 
 static void dtor_free(void *p) { free(p); }
@@ -306,6 +345,7 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "dtor") == 0) return dtors();
   if (argc > 1 && strcmp(argv[1], "many") == 0) return many();
   if (argc > 1 && strcmp(argv[1], "before") == 0) return before();
+  if (argc > 1 && strcmp(argv[1], "fork_table") == 0) return fork_table();
   if (argc > 1 && strcmp(argv[1], "snap") == 0) return snap();
   if (argc > 1 && argv[1][0] == 's') return scope();
   if (argc > 1 && argv[1][0] == 'p') return pools();
