@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cr_util.h"
 #include "proc_run.h"
@@ -187,6 +188,24 @@ Test(tags, a_forked_childs_thread_table_is_its_own) {
   cr_expect(strstr(r.out, "worker exited 1 mine 0\n") != NULL, "%s", r.out);
   cr_expect(strstr(r.out, "exited 0 mine 1\n") != NULL, "%s", r.out);
   cr_expect(strstr(r.out, "exited 0 mine 0\n") == NULL, "%s", r.out);
+  free(r.out);
+}
+
+/* The live snapshot of a program with 64 tagged threads and 40 named
+ * snapshots fits (the live form keeps the 32 largest tags and threads and
+ * the last 8 named snapshots, the last one's tags and threads): sizeclass-
+ * top reads it (before: "the report did not fit in the snapshot (cut
+ * short)", exit 1; now about 115 KiB). */
+Test(tags, a_crowded_program_still_fits_the_live_snapshot, .timeout = 120) {
+  cr_at_source_root("scripts/sizeclass-top");
+  char top[1100];
+  cr_assert_not_null(getcwd(top, 1000));
+  strcat(top, "/scripts/sizeclass-top");
+  const char *env[] = {"SIZECLASS_STATS_EXACT=1", "SIZECLASS_LIVE=1", NULL};
+  const char *args[] = {"crowd", top, NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s%s", r.out, r.err);
+  cr_expect(strstr(r.out, "top rc 0\n") != NULL, "%s%s", r.out, r.err);
   free(r.out);
 }
 

@@ -545,12 +545,14 @@ static void named_tags_threads(sc_emitter_t *e, const sc_named_t *n) {
  * objects as the report's own "classes", "totals" and "fallback"; in text,
  * a short table. Not inlined: its buffers stay off the later sections'
  * stack. */
-static sc_noinline void section_snapshots(sc_emitter_t *e) {
+static sc_noinline void section_snapshots(sc_emitter_t *e, bool live) {
   named_rows_t rows;
   rows.count = sc__named_count();
   uint64_t kept = rows.count < SC_NAMED_MAX ? rows.count : SC_NAMED_MAX;
   sc__em_array(e, "snapshots");
-  for (uint64_t i = 0; i < kept && e->mode == SC_EM_JSON; i++) {
+  /* The live form: the last SC_LIVE_NAMED (docs/live.md). */
+  uint64_t first = live && kept > SC_LIVE_NAMED ? kept - SC_LIVE_NAMED : 0;
+  for (uint64_t i = first; i < kept && e->mode == SC_EM_JSON; i++) {
     const sc_named_t *n = sc__named_entry(rows.count, i);
     const struct sc_stats *st = &n->stats;
     sc__em_item(e);
@@ -561,7 +563,12 @@ static sc_noinline void section_snapshots(sc_emitter_t *e) {
               sc__ev(SC_EV_COUNT, (st->tracked & SC_TRACKED_EXACT) != 0));
     sc__em_table(e, &class_table, SC_CLASSES + 1, class_row, &st);
     section_fallback(e, st);
-    named_tags_threads(e, n);
+    if (live && i + 1 < kept) { /* the live form: the last one's only (docs/live.md) */
+      sc__em_kv(e, "tags", NULL, sc__ev(SC_EV_NULL, 0));
+      sc__em_kv(e, "threads", NULL, sc__ev(SC_EV_NULL, 0));
+    } else {
+      named_tags_threads(e, n);
+    }
     sc__em_item_end(e);
   }
   sc__em_array_end(e);
@@ -609,14 +616,15 @@ static void report_body(sc_emitter_t *e, sc_reason_t reason, const char *why, bo
   sc__report_timeline(e, (st.tracked & SC_TRACKED_EXACT) != 0,
                       live != NULL ? SC_LIVE_FRAMES : 0); /* timeline.c */
   section_purge(e, &st);
-  section_snapshots(e);
+  section_snapshots(e, live != NULL);
   if (live != NULL) {
     sc__em_kv(e, "site_sampling", NULL, sc__ev(SC_EV_NULL, 0));
     sc__em_kv(e, "sites", NULL, sc__ev(SC_EV_NULL, 0));
   } else {
     sc__report_sites(e, may_lock, &st); /* report_sites.c */
   }
-  sc__report_tags(e, unlocked); /* report_tags.c: tags, threads, budgets */
+  /* report_tags.c: tags, threads, budgets (the live form: the largest) */
+  sc__report_tags(e, unlocked, live != NULL ? SC_LIVE_TAG_ROWS : UINT32_MAX);
 }
 
 void sc__report_write(int fd, enum sc_stats_format format, sc_reason_t reason, bool unlocked) {

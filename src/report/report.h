@@ -31,6 +31,11 @@ typedef enum {
 
 /** Frames of the timeline the live snapshot keeps (the last ones). */
 #define SC_LIVE_FRAMES 32
+/** The live form's tags and threads: the ones with the most live bytes. */
+#define SC_LIVE_TAG_ROWS 32
+/** The live form's named snapshots: the last ones (the last one alone
+ * with its tags and threads). */
+#define SC_LIVE_NAMED 8
 
 /* ---- report.c -------------------------------------------------------- */
 /** Write the whole report to fd; never allocates. */

@@ -171,7 +171,7 @@ static void sort_desc(unsigned n, const uint64_t *key) {
     }
 }
 
-void sc__report_tags(sc_emitter_t *e, bool unlocked) {
+void sc__report_tags(sc_emitter_t *e, bool unlocked, unsigned max_rows) {
   static uint64_t key[SC_TAGS]; /* SC_TAGS is 256: threads fit too */
   if (!sc__tags_report_on()) {
     sc__em_kv(e, "tags", NULL, sc__ev(SC_EV_NULL, 0));
@@ -183,13 +183,13 @@ void sc__report_tags(sc_emitter_t *e, bool unlocked) {
   if (n > SC_TAGS) n = SC_TAGS;
   for (unsigned i = 0; i < n; i++) key[i] = tags[i].live_block_bytes + tags[i].system_live_bytes;
   sort_desc((unsigned)n, key);
-  tags_out(e, tags, (unsigned)n);
+  tags_out(e, tags, (unsigned)(n < max_rows ? n : max_rows));
   size_t m = sc__tags_threads_fill(threads, 256, unlocked);
   if (m > 256) m = 256;
   for (unsigned i = 0; i < m; i++)
     key[i] = threads[i].live_block_bytes + threads[i].system_live_bytes;
   sort_desc((unsigned)m, key);
-  sc__em_table(e, &thread_table, (unsigned)m, thread_row, NULL);
+  sc__em_table(e, &thread_table, (unsigned)(m < max_rows ? m : max_rows), thread_row, NULL);
   size_t b = sc__budget_list(budgets, 64);
   sc__em_table(e, &budget_table, (unsigned)(b > 64 ? 64 : b), budget_row, NULL);
 }

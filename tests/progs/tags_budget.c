@@ -24,16 +24,22 @@
  * argv[1] "fork_table": a thread "worker" allocates under a tag and waits
  * while the main thread forks; the child prints its thread table's rows
  * as "NAME exited E mine M" (M: the row's tid is the child's).
+ * argv[1] "crowd" TOP: 64 threads each hold blocks under a tag of their
+ * own while the main thread takes 40 named snapshots; then runs
+ * "TOP --once PID" on itself (published with SIZECLASS_LIVE=1) and prints
+ * "top rc N".
  * argv[1] "no_rows": tags switched on (sc_tag) when the address space has
  * no room for the thread's counters (RLIMIT_AS), then a free and a malloc
  * under the tag; prints "ok". */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sizeclass.h"
@@ -217,6 +223,45 @@ static int fork_table(void) {
   return 0;
 }
 
+static pthread_barrier_t crowd_bar;
+
+static void *crowd_worker(void *arg) {
+  char name[16];
+  snprintf(name, sizeof(name), "crowd%d", (int)(intptr_t)arg);
+  pthread_setname_np(pthread_self(), name);
+  sc_tag_t prev = sc_tag_enter(sc_tag(name));
+  void *mine[64];
+  for (int i = 0; i < 64; i++) mine[i] = malloc((size_t)(16 << (i % 7)));
+  sc_tag_leave(prev);
+  pthread_barrier_wait(&crowd_bar);
+  pthread_barrier_wait(&crowd_bar);
+  for (int i = 0; i < 64; i++) free(mine[i]);
+  return NULL;
+}
+
+static int crowd(const char *top) {
+  enum { THREADS = 64 };
+  pthread_barrier_init(&crowd_bar, NULL, THREADS + 1);
+  static pthread_t t[THREADS];
+  for (int i = 0; i < THREADS; i++)
+    if (pthread_create(&t[i], NULL, crowd_worker, (void *)(intptr_t)i) != 0) return 2;
+  pthread_barrier_wait(&crowd_bar);
+  for (int i = 0; i < 40; i++) {
+    char name[32];
+    snprintf(name, sizeof(name), "snap%d", i);
+    if (!sc_snapshot(name)) return 2;
+  }
+  struct timespec ts = {1, 200000000}; /* the helper thread publishes */
+  nanosleep(&ts, NULL);
+  char cmd[600];
+  snprintf(cmd, sizeof(cmd), "%s --once %d >/dev/null", top, (int)getpid());
+  int rc = system(cmd);
+  printf("top rc %d\n", WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+  pthread_barrier_wait(&crowd_bar);
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  return 0;
+}
+
 static pthread_key_t dtor_key;
 
 static void dtor_free(void *p) { free(p); }
@@ -346,6 +391,7 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "many") == 0) return many();
   if (argc > 1 && strcmp(argv[1], "before") == 0) return before();
   if (argc > 1 && strcmp(argv[1], "fork_table") == 0) return fork_table();
+  if (argc > 2 && strcmp(argv[1], "crowd") == 0) return crowd(argv[2]);
   if (argc > 1 && strcmp(argv[1], "snap") == 0) return snap();
   if (argc > 1 && argv[1][0] == 's') return scope();
   if (argc > 1 && argv[1][0] == 'p') return pools();
