@@ -308,7 +308,7 @@ static void breach(budget_t *b, uint64_t live, size_t n) {
 
 static _Thread_local bool checking; /* the unwinder may allocate: no re-entry */
 
-void sc__budget_check(sc_arena_t *a, unsigned t, unsigned grown, size_t n) {
+void sc__budget_check(sc_arena_t *a, unsigned t, unsigned c, size_t n) {
   if (checking) return;
   checking = true;
   char tname[16] = {0};
@@ -325,7 +325,7 @@ void sc__budget_check(sc_arena_t *a, unsigned t, unsigned grown, size_t n) {
       }
       if ((unsigned)b->tag != t) continue;
     } else if (b->kind == B_CLASS) {
-      if (((grown >> b->cls) & 1) == 0) continue;
+      if (b->cls != c) continue;
     } else if (b->kind == B_THREAD) {
       if (!named) prctl(PR_GET_NAME, tname, 0, 0, 0), named = true;
       if (strncmp(tname, b->name, 15) != 0) continue;

@@ -22,9 +22,9 @@ static inline bool sc__budgets_any(void) {
 }
 /** Parse SIZECLASS_BUDGET (one warning per bad entry); true when it set a budget. */
 bool sc__budget_decide(void);
-/** Check the budgets after arena a's row of tag t grew in the classes of
- * the bit mask `grown` (0: the system route) at an allocation of n bytes. */
-void sc__budget_check(sc_arena_t *a, unsigned t, unsigned grown, size_t n);
+/** Check the budgets after arena a's row of tag t grew in class c (SC_CLASSES:
+ * the system route) by an allocation of n bytes. */
+void sc__budget_check(sc_arena_t *a, unsigned t, unsigned c, size_t n);
 /** fork: 0 prepare, 1 parent, 2 child (the budgets' lock). */
 void sc__budget_fork(int phase);
 /** The limit of tag t's budget, of the thread called name (0: none). */

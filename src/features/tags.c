@@ -641,11 +641,8 @@ static inline int64_t slack_of(unsigned c) { return (int64_t)(SC_PAGE_SIZE >> (c
 void sc__tags_row_check(sc_arena_t *a, sc_tag_row_t *r, unsigned c, size_t n) {
   (void)c;
   int64_t bytes = 0;
-  unsigned grown = 0; /* classes with more live blocks than at the last trigger */
   for (unsigned d = 0; d < SC_CLASSES; d++) {
     int64_t live = (int64_t)r->x.peak[d] - r->x.headroom[d];
-    if (live > r->trigger_live[d]) grown |= 1u << d;
-    r->trigger_live[d] = live;
     if (live > (int64_t)r->peak[d]) {
       r->peak[d] = (uint64_t)live;
       r->x.req_peak[d] = r->x.req_total[d] - r->x.req_freed[d] - r->x.req_drained[d];
@@ -666,11 +663,8 @@ void sc__tags_row_check(sc_arena_t *a, sc_tag_row_t *r, unsigned c, size_t n) {
     arena_live(a, &mine, &sys);
     if (mine > tt->peak_block_bytes) tt->peak_block_bytes = mine;
   }
-  /* A row's classes never grow by more than a page each between its
-   * triggers; one that has not grown since the last trigger adds nothing
-   * a check could miss beyond that (docs/tags.md: how close). */
   unsigned t = (unsigned)(((uintptr_t)r - (uintptr_t)a->tag_rows) >> SC_TAG_ROW_SHIFT);
-  if (grown != 0 && sc__budgets_any()) sc__budget_check(a, t, grown, n);
+  if (sc__budgets_any()) sc__budget_check(a, t, c, n);
 }
 
 void *sc__tags_trigger(size_t n, size_t g, const sc_page_t *page, void *b) {
@@ -741,7 +735,7 @@ void sc__tags_drained(sc_arena_t *a, const sc_page_t *page, uintptr_t p) {
   unsigned t = e[1], c = page->shared_class;
   sc_tag_row_t *r = sc__tag_row_of(a, t);
   row_used(a, t);
-  r->x.peak[c]--; /* the mark comes down with live (tags.h) */
+  sc__tags_headroom_back(r, c); /* at most a page of headroom (tags.h) */
   r->x.req_drained[c] += *(const uint16_t *)(e + 2);
   r->drained_blocks[c]++;
   sc__tag_thread_of(a)->drained[c]++;
@@ -798,7 +792,7 @@ void sc__tags_sys_alloc(void *p) {
   r->sys_allocs++;
   uint64_t live = r->sys_made - atomic_load_explicit(&r->sys_freed, memory_order_relaxed);
   if (live > r->sys_peak && live < (UINT64_MAX >> 1)) r->sys_peak = live;
-  if (sc__budgets_any()) sc__budget_check(a, t, 0, u);
+  if (sc__budgets_any()) sc__budget_check(a, t, SC_CLASSES, u);
 }
 
 void sc__tags_sys_free(uint32_t info, uint64_t bytes) {

@@ -22,13 +22,15 @@
  * headroom = mark - live, and the out-of-line trigger runs when live
  * climbs above the mark. mark = min(peak, live + slack) with slack one
  * 64 KiB page of blocks of the class, reset for every class of the row at
- * each trigger. A free lowers the mark with live (the headroom stays), so
- * the trigger runs at every new peak of a class (peaks are exact) and
- * after at most `slack` allocations of a class since the row's last
- * trigger, frees or not: between two triggers a row's live blocks of a
- * class grow by less than one page of them. The trigger updates the row's
- * block-byte peak and checks the budgets (budget.c) when a class of the
- * row has more live blocks than at its last trigger. */
+ * each trigger. A free gives the headroom back up to SC_TAG_FREE_CAP
+ * (at most `slack`), past which it lowers the mark with live instead: so
+ * mark = live + headroom never
+ * rises between triggers, the trigger runs at every new peak of a class
+ * (peaks are exact), and from any moment on a row's live blocks of a class
+ * grow by less than one page of them before its next trigger: whatever a
+ * budget check saw of a row (any thread's, at any time), the row is never
+ * more than a page per class past it unchecked. The trigger updates the
+ * row's block-byte peak and checks the budgets (budget.c). */
 #ifndef SC_TAGS_H
 #define SC_TAGS_H
 
@@ -57,8 +59,7 @@ typedef struct sc_tag_row_s {
   uint64_t sys_made, sys_allocs;         /* system-route bytes / blocks made here */
   _Atomic uint64_t sys_freed, sys_frees; /* ... of those, freed (by any thread) */
   uint64_t sys_peak;                     /* highest sys_made - sys_freed (at a make) */
-  int64_t trigger_live[SC_CLASSES];      /* live blocks at the row's last trigger */
-  uint8_t pad[(1u << SC_TAG_ROW_SHIFT) - sizeof(sc_exact_t) - 8 * (4 * SC_CLASSES + 6)];
+  uint8_t pad[(1u << SC_TAG_ROW_SHIFT) - sizeof(sc_exact_t) - 8 * (3 * SC_CLASSES + 6)];
 } sc_tag_row_t;
 _Static_assert(sizeof(sc_tag_row_t) == (1u << SC_TAG_ROW_SHIFT), "a row is 2^SHIFT bytes");
 
@@ -191,12 +192,46 @@ static sc_always_inline void *sc__tags_alloc(const sc_page_t *page, void *b, uin
   return b;
 }
 
-/** Account a free by its owner a of the block whose entry is e (class c):
- * the mark comes down with live, the headroom stays (tags.h's top). */
+/** The most headroom a free gives back: the blocks of the largest class
+ * in one 64 KiB page (so a page or less of any class), one constant for
+ * all: the free's cap is a compare with an immediate. */
+#define SC_TAG_FREE_CAP ((int64_t)(SC_PAGE_SIZE >> (SC_MIN_SHIFT + SC_CLASSES - 1)))
+
+/** A block of class c left row r: its headroom back, up to
+ * SC_TAG_FREE_CAP; past that the mark comes down with live (tags.h's top). */
+static sc_always_inline void sc__tags_headroom_back(sc_tag_row_t *r, size_t c) {
+  int64_t *h = &r->x.headroom[c];
+#if defined(__x86_64__)
+  /* A compare and an add on the word in memory, through one addressing
+   * mode (GCC would load it, compare, add and store it, or work the
+   * address out first: two instructions more per free). */
+  (void)h;
+  __asm__ goto(
+      "cmpq %[cap], %c[at](%[row],%[c],8)\n\t"
+      "jge %l[full]\n\t"
+      "addq $1, %c[at](%[row],%[c],8)"
+      : "+m"(*(int64_t(*)[SC_CLASSES])r->x.headroom) /* what it reads and writes */
+      : [cap] "i"(SC_TAG_FREE_CAP), [at] "i"(offsetof(sc_tag_row_t, x.headroom)), [row] "r"(r),
+        [c] "r"(c)
+      : "cc"
+      : full);
+  return;
+full:
+#else
+  if (sc_likely(*h < SC_TAG_FREE_CAP)) {
+    ++*h;
+    return;
+  }
+#endif
+  r->x.peak[c]--;
+}
+
+/** Account a free by its owner a of the block whose entry is e (class c). */
 static sc_always_inline void sc__tags_free(sc_arena_t *a, const uint8_t *e, unsigned c) {
   sc_tag_row_t *r = sc__tag_row_of(a, e[1]);
-  r->x.peak[c]--;
-  r->x.req_freed[c] += *(const uint16_t *)(e + 2);
+  size_t k = c; /* one register for both indexes */
+  sc__tags_headroom_back(r, k);
+  r->x.req_freed[k] += *(const uint16_t *)(e + 2);
 }
 
 /** SIZECLASS_TAGS: before a malloc whose caller returns to ra, the
