@@ -209,6 +209,27 @@ Test(tags, a_crowded_program_still_fits_the_live_snapshot, .timeout = 120) {
   free(r.out);
 }
 
+/* SIZECLASS_TAGS: a name past 63 bytes is cut, and a pattern past the
+ * 64th left out, each with a warning that says so (before: nothing for
+ * the name, "bad pattern" for the 65th). */
+Test(tags, rules_past_the_limits_warn_what_they_do) {
+  static char var[2048];
+  size_t at = (size_t)snprintf(var, sizeof(var), "SIZECLASS_TAGS=");
+  for (int i = 0; i < 70; i++) var[at++] = 'n';
+  at += (size_t)snprintf(var + at, sizeof(var) - at, "=main");
+  for (int i = 0; i < 65; i++)
+    at += (size_t)snprintf(var + at, sizeof(var) - at, ";t%d=lib%d*", i, i);
+  const char *env[] = {var, NULL};
+  const char *args[] = {"1", NULL};
+  pr_result_t r = run("tags_budget", args, env);
+  cr_expect_eq(r.exit_code, 0, "%s", r.err);
+  cr_expect(strstr(r.err, "\" is cut to 63 bytes") != NULL, "%s", r.err);
+  cr_expect(strstr(r.err, "a pattern of \"t64=lib64*\" is left out: 64 patterns at most") != NULL,
+            "%s", r.err);
+  cr_expect(strstr(r.err, "bad pattern") == NULL, "%s", r.err);
+  free(r.out);
+}
+
 /* Must hold (issue 27): an abort for a budget writes the JSON report
  * first: its reason is "abort: budget ...", and its budgets show the
  * breach. 1024 blocks of 256 B (256 KiB) cross 64 KiB. */

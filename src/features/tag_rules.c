@@ -266,14 +266,19 @@ unsigned sc__tag_rules_caller(void) {
 
 /* ---- the setting ------------------------------------------------------------------ */
 
-static void warn_rule(const char *what, const char *s, size_t len) {
+/** One warning about rule s (len bytes): what, the rule, then the rest. */
+static void warn_rule_with(const char *what, const char *s, size_t len, const char *rest) {
   char line[SC_DIAG_CAP];
-  sc__format(line, sizeof(line),
-             "SIZECLASS_TAGS: %s \"%.*s\" ignored (expected NAME=PATTERN[,PATTERN...]; rules "
-             "split by ';', a pattern globs a library's file name, or main)",
-             what, (int)(len < 64 ? len : 64), s);
+  sc__format(line, sizeof(line), "SIZECLASS_TAGS: %s \"%.*s\" %s", what, (int)(len < 64 ? len : 64),
+             s, rest);
   sc__text_printable(line);
   sc__warn(line);
+}
+
+static void warn_rule(const char *what, const char *s, size_t len) {
+  warn_rule_with(what, s, len,
+                 "ignored (expected NAME=PATTERN[,PATTERN...]; rules split by ';', a pattern "
+                 "globs a library's file name, or main)");
 }
 
 sc_startup bool sc__tag_rules_decide(void) {
@@ -292,7 +297,10 @@ sc_startup bool sc__tag_rules_decide(void) {
       char name[SC_TAG_NAME_MAX + 1];
       size_t nl = (size_t)(eq - s);
       while (nl > 0 && s[nl - 1] == ' ') nl--;
-      if (nl > SC_TAG_NAME_MAX) nl = SC_TAG_NAME_MAX;
+      if (nl > SC_TAG_NAME_MAX) {
+        warn_rule_with("the tag name of", s, len, "is cut to 63 bytes");
+        nl = SC_TAG_NAME_MAX;
+      }
       memcpy(name, s, nl);
       name[nl] = 0;
       unsigned tag = sc__tag_register(name);
@@ -303,7 +311,9 @@ sc_startup bool sc__tag_rules_decide(void) {
         while (p < pe && *p == ' ') p++;
         size_t pl = (size_t)(pe - p);
         while (pl > 0 && p[pl - 1] == ' ') pl--;
-        if (pl == 0 || pl >= PATTERN_MAX || rules_n == RULES) {
+        if (rules_n == RULES) {
+          warn_rule_with("a pattern of", s, len, "is left out: 64 patterns at most");
+        } else if (pl == 0 || pl >= PATTERN_MAX) {
           warn_rule("bad pattern in", s, len);
         } else {
           rules[rules_n].tag = (uint8_t)tag;
