@@ -101,6 +101,9 @@ static void thread_identity(sc_tag_thread_t *tt) {
   memcpy(tt->name, name, sizeof(name));
 }
 
+/** True once a thread noted its id in record tt. */
+static inline bool tt_identified(const sc_tag_thread_t *tt) { return tt->tid != 0; }
+
 /** Point the calling thread's row at its tag's in its arena. */
 static void thread_row_set(void) {
   sc_arena_t *a = sc__thread.arena;
@@ -239,6 +242,23 @@ static pthread_mutex_t exited_lock = PTHREAD_MUTEX_INITIALIZER;
 /** Allocations (class and system) of arena a's rows. */
 static void arena_allocs(const sc_arena_t *a, uint64_t *allocs, uint64_t *sys_allocs);
 
+/** Fold the ended thread of record tt (allocs, sys: its arena's figures
+ * now) into the exited threads' row of its name. */
+static void fold_exited(const sc_tag_thread_t *tt, uint64_t allocs, uint64_t sys) {
+  pthread_mutex_lock(&exited_lock);
+  unsigned i;
+  for (i = 0; i < exited_n; i++)
+    if (strncmp(exited[i].name, tt->name, sizeof(tt->name)) == 0) break;
+  if (i == exited_n && exited_n < EXITED_ROWS) memcpy(exited[exited_n++].name, tt->name, 16);
+  if (i == EXITED_ROWS) i = EXITED_ROWS - 1; /* the last row takes the rest */
+  exited[i].count++;
+  exited[i].allocs += allocs - tt->base_allocs;
+  exited[i].sys_allocs += sys - tt->base_sys_allocs;
+  if (tt->peak_block_bytes > exited[i].peak_block_bytes)
+    exited[i].peak_block_bytes = tt->peak_block_bytes;
+  pthread_mutex_unlock(&exited_lock);
+}
+
 void sc__tags_bind(sc_arena_t *a) {
   /* An arena borrowed by an ending thread (a free after its exit handler)
    * is no new thread: its record stays the last owner's. */
@@ -250,18 +270,7 @@ void sc__tags_bind(sc_arena_t *a) {
   if (tt->exited) { /* adopted: the thread before is folded under its name */
     uint64_t allocs, sys;
     arena_allocs(a, &allocs, &sys);
-    pthread_mutex_lock(&exited_lock);
-    unsigned i;
-    for (i = 0; i < exited_n; i++)
-      if (strncmp(exited[i].name, tt->name, sizeof(tt->name)) == 0) break;
-    if (i == exited_n && exited_n < EXITED_ROWS) memcpy(exited[exited_n++].name, tt->name, 16);
-    if (i == EXITED_ROWS) i = EXITED_ROWS - 1; /* the last row takes the rest */
-    exited[i].count++;
-    exited[i].allocs += allocs - tt->base_allocs;
-    exited[i].sys_allocs += sys - tt->base_sys_allocs;
-    if (tt->peak_block_bytes > exited[i].peak_block_bytes)
-      exited[i].peak_block_bytes = tt->peak_block_bytes;
-    pthread_mutex_unlock(&exited_lock);
+    if (tt_identified(tt)) fold_exited(tt, allocs, sys); /* else no thread's: nothing to fold */
     tt->base_allocs = allocs;
     tt->base_sys_allocs = sys;
     tt->peak_block_bytes = tt->sys_peak = 0;
@@ -292,7 +301,7 @@ static void fork_child_arena(sc_arena_t *a, void *ctx) {
   sc_tag_thread_t *tt = sc__tag_thread_of(a);
   if (a == sc__thread.arena)
     thread_identity(tt);
-  else
+  else if (tt_identified(tt))
     tt->exited = 1;
 }
 
@@ -536,8 +545,8 @@ static struct sc_thread_stats *thread_smallest(const threads_walk_t *w) {
 /** Add a thread's row (or fold it into its name's row of exited threads);
  * the row written, or NULL when out has no room for it. */
 static struct sc_thread_stats *thread_add(threads_walk_t *w, const char *name, int64_t tid, bool ex,
-                                          uint64_t count, uint64_t allocs, uint64_t live,
-                                          uint64_t peak, uint64_t sys_live) {
+                                          uint64_t count, uint64_t allocs, uint64_t frees,
+                                          uint64_t live, uint64_t peak, uint64_t sys_live) {
   /* Exited threads of one name are one row. */
   if (ex)
     for (size_t i = 0; i < w->n && i < w->cap; i++) {
@@ -545,7 +554,7 @@ static struct sc_thread_stats *thread_add(threads_walk_t *w, const char *name, i
       if (!o->exited || strncmp(o->name, name, sizeof(o->name)) != 0) continue;
       o->count += count;
       o->allocs += allocs;
-      o->frees += allocs - live;
+      o->frees += frees;
       o->live_block_bytes += live;
       if (peak > o->peak_block_bytes) o->peak_block_bytes = peak;
       o->system_live_bytes += sys_live;
@@ -566,6 +575,7 @@ static struct sc_thread_stats *thread_add(threads_walk_t *w, const char *name, i
     o->exited = ex;
     o->count = count;
     o->allocs = allocs;
+    o->frees = frees;
     o->live_block_bytes = live;
     o->peak_block_bytes = peak;
     o->system_live_bytes = sys_live;
@@ -578,6 +588,13 @@ static void thread_walk_arena(sc_arena_t *a, void *ctx) {
   threads_walk_t *w = ctx;
   if (sc__tag_rows_counted(a) == NULL) return;
   const sc_tag_thread_t *tt = sc__tag_thread_of(a);
+  if (!tt_identified(tt)) {
+    /* Never a thread's own: an arena an ending thread borrowed for a
+     * free (sc__tags_bind), or one no thread bound since tags were on. */
+    uint64_t allocs, sys_allocs;
+    arena_allocs(a, &allocs, &sys_allocs);
+    if (allocs == 0 && sys_allocs == 0) return;
+  }
   bool ex = tt->exited || !a->bound;
   char name[16];
   memcpy(name, tt->name, sizeof(name));
@@ -599,10 +616,9 @@ static void thread_walk_arena(sc_arena_t *a, void *ctx) {
       if (l > 0) live_blocks += (uint64_t)l;
     }
   }
-  size_t at = w->n;
-  struct sc_thread_stats *o = thread_add(w, name, tt->tid, ex, 1, allocs - tt->base_allocs, live,
-                                         tt->peak_block_bytes, sys_live);
-  if (o != NULL && w->n > at) o->frees = (allocs - tt->base_allocs) - live_blocks;
+  uint64_t mine = allocs - tt->base_allocs;
+  (void)thread_add(w, name, tt->tid, ex, 1, mine, mine > live_blocks ? mine - live_blocks : 0, live,
+                   tt->peak_block_bytes, sys_live);
 }
 
 static size_t threads_fill(struct sc_thread_stats *out, size_t cap, bool unlocked, bool largest) {
@@ -614,10 +630,8 @@ static size_t threads_fill(struct sc_thread_stats *out, size_t cap, bool unlocke
     sc__arenas_foreach(thread_walk_arena, &w);
   if (!unlocked) pthread_mutex_lock(&exited_lock);
   for (unsigned i = 0; i < exited_n; i++) {
-    size_t at = w.n;
-    struct sc_thread_stats *o = thread_add(&w, exited[i].name, 0, true, exited[i].count,
-                                           exited[i].allocs, 0, exited[i].peak_block_bytes, 0);
-    if (o != NULL && w.n > at) o->frees = exited[i].allocs; /* a row of its own */
+    (void)thread_add(&w, exited[i].name, 0, true, exited[i].count, exited[i].allocs,
+                     exited[i].allocs, 0, exited[i].peak_block_bytes, 0);
   }
   if (!unlocked) pthread_mutex_unlock(&exited_lock);
   return w.n;

@@ -14,7 +14,8 @@
  * argv[1] "dtor": 11 threads named "worker" run one after another, each
  * leaving a block to a thread-specific destructor that frees it after the
  * library's own exit handler; prints "workers N" (the thread table's
- * count of them).
+ * count of them, and "unnamed N": rows with no name). Each worker keeps
+ * 10 blocks of 100 B (live when its destructor runs).
  * argv[1] "many": the main thread, "bigmain", holds 2 MiB; 300 more
  * threads hold 16 B each while the JSON report is printed to stdout.
  * argv[1] "before": 2 MiB of 256 B blocks made before tags are on, a total
@@ -269,6 +270,7 @@ static void dtor_free(void *p) { free(p); }
 static void *dtor_worker(void *arg) {
   (void)arg;
   pthread_setname_np(pthread_self(), "worker");
+  for (int i = 0; i < 10; i++) keep[100 + 10 * (int)(intptr_t)arg + i] = malloc(100);
   pthread_setspecific(dtor_key, malloc(48));
   return NULL;
 }
@@ -279,15 +281,22 @@ static int dtors(void) {
   if (pthread_key_create(&dtor_key, dtor_free) != 0) return 2;
   for (int i = 0; i < 11; i++) {
     pthread_t t;
-    if (pthread_create(&t, NULL, dtor_worker, NULL) != 0) return 2;
+    if (pthread_create(&t, NULL, dtor_worker, (void *)(intptr_t)i) != 0) return 2;
     pthread_join(t, NULL);
   }
   static struct sc_thread_stats ts[64];
   size_t n = sc_stats_threads(ts, 64);
-  uint64_t workers = 0;
-  for (size_t i = 0; i < n && i < 64; i++)
-    if (strcmp(ts[i].name, "worker") == 0) workers += ts[i].count;
-  printf("workers %llu\n", (unsigned long long)workers);
+  uint64_t workers = 0, allocs = 0, frees = 0, unnamed = 0;
+  for (size_t i = 0; i < n && i < 64; i++) {
+    if (strcmp(ts[i].name, "worker") == 0) {
+      workers += ts[i].count;
+      allocs += ts[i].allocs;
+      frees += ts[i].frees;
+    }
+    if (ts[i].name[0] == 0) unnamed++;
+  }
+  printf("workers %llu allocs %llu frees %llu unnamed %llu\n", (unsigned long long)workers,
+         (unsigned long long)allocs, (unsigned long long)frees, (unsigned long long)unnamed);
   return 0;
 }
 
