@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -177,16 +178,28 @@ sc_startup int sc__os_atfork(void (*prepare)(void), void (*parent)(void), void (
   return __register_atfork(prepare, parent, child, &__dso_handle != NULL ? __dso_handle : NULL);
 }
 
+/** True while fd is still the file `was` (another thread of the program
+ * may have put one of its own on that number since: a dup2). */
+static bool fd_is(int fd, const struct stat *was) {
+  struct stat now;
+  return fstat(fd, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino &&
+         now.st_rdev == was->st_rdev;
+}
+
 int sc__os_open(const char *path, int flags, unsigned mode) {
   int saved = errno;
   /* A standard stream's number that is free is held by /dev/null (read
    * only: the program's writes to it fail as they would have) until the
    * file is open: another thread of the program writing to fd 2 meanwhile
-   * never writes into the library's file, not even in the instant between
-   * an open and a move of the descriptor. */
+   * never writes into the library's file. Each number is let go only if
+   * it still holds what the library put there (a program thread may dup2
+   * onto it meanwhile: its file stays). */
   int held[3], n = 0;
+  struct stat null_st;
   for (int s = 0; s < 3; s++) {
     if (fcntl(s, F_GETFD) >= 0) continue;
+    /* What /dev/null is, by its name: a number can change hands. */
+    if (n == 0 && stat("/dev/null", &null_st) != 0) break;
     int h = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (h < 0) break;
     if (h > 2) {
@@ -199,13 +212,16 @@ int sc__os_open(const char *path, int flags, unsigned mode) {
   int fd = open(path, flags, mode);
   saved = errno;
   if (fd >= 0 && fd <= 2) { /* no /dev/null: moved, at least */
-    int high = fcntl(fd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, 3);
+    struct stat mine;
+    int high =
+        fstat(fd, &mine) == 0 ? fcntl(fd, (flags & O_CLOEXEC) ? F_DUPFD_CLOEXEC : F_DUPFD, 3) : -1;
     if (high >= 0) {
-      close(fd);
+      if (fd_is(fd, &mine)) close(fd);
       fd = high;
     }
   }
-  for (int k = 0; k < n; k++) close(held[k]);
+  for (int k = 0; k < n; k++)
+    if (fd_is(held[k], &null_st)) close(held[k]);
   errno = saved;
   return fd;
 }
