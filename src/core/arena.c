@@ -217,10 +217,14 @@ bool sc__thread_has_exited(void) { return thread_exited; }
 void sc__arena_watch_exit(void) {
   if (sc__thread.arena != NULL || thread_exited) return;
   ensure_thread_exit_key();
-  /* glibc's pthread_[gs]etspecific do not allocate for the first keys. */
-  if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) == 2 &&
-      pthread_getspecific(thread_exit_key) == NULL)
-    pthread_setspecific(thread_exit_key, &system_only_thread);
+  if (atomic_load_explicit(&thread_exit_key_state, memory_order_acquire) != 2 ||
+      pthread_getspecific(thread_exit_key) != NULL)
+    return;
+  pthread_setspecific(thread_exit_key, &system_only_thread);
+  /* For a key past glibc's first 32, setspecific allocates its second
+   * level; that malloc may have bound an arena (and set the key to it)
+   * before the store above: the arena is the one the exit must see. */
+  if (sc__thread.arena != NULL) pthread_setspecific(thread_exit_key, sc__thread.arena);
 }
 
 /** A zeroed arena from the OS, its classes pointing at the empty page. */

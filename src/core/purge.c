@@ -460,7 +460,10 @@ void sc__purge_tick(sc_arena_t *a) {
     count(&n_purges, 1);
     count(&n_bytes, bytes);
   }
-  /* Abandoned arenas only get steps from live threads: keep ours coming. */
+  /* Abandoned arenas only get steps from live threads: keep ours coming
+   * (the hint read again: this step's walk may have raised it, when its
+   * wake could not arm this thread's traps, the step being busy). */
+  abandoned = atomic_load_explicit(&abandoned_hint, memory_order_relaxed) != 0;
   set_traps(a, traps_wanted(a) || (purge_step != 0 && abandoned));
   uint64_t pause = purge_interval_ns;
   if (bytes != 0 || reclaimed != 0) {
