@@ -42,6 +42,8 @@
 #ifndef SC_HOOKS_H
 #define SC_HOOKS_H
 
+#include <pthread.h>
+
 #include "core/feature_bits.h"
 #include "core/internal.h"
 
@@ -288,5 +290,16 @@ void sc__hooks_start(void);
 extern const sc_feature_ops_t sc__feature_table __attribute__((weak));
 
 #pragma GCC visibility pop
+
+/** Lock m around fork, for the lifecycle.fork phase: taken before (0),
+ * let go in the parent (1), made anew in the child (2). */
+static inline void sc__lock_fork(pthread_mutex_t *m, int phase) {
+  if (phase == 0)
+    pthread_mutex_lock(m);
+  else if (phase == 1)
+    pthread_mutex_unlock(m);
+  else
+    pthread_mutex_init(m, NULL);
+}
 
 #endif /* SC_HOOKS_H */

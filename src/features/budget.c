@@ -378,11 +378,4 @@ size_t sc__budget_list(sc_budget_view_t *out, size_t cap) {
   return count;
 }
 
-void sc__budget_fork(int phase) {
-  if (phase == 0)
-    pthread_mutex_lock(&budget_lock);
-  else if (phase == 1)
-    pthread_mutex_unlock(&budget_lock);
-  else
-    pthread_mutex_init(&budget_lock, NULL);
-}
+void sc__budget_fork(int phase) { sc__lock_fork(&budget_lock, phase); }

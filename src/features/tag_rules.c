@@ -333,11 +333,5 @@ sc_startup bool sc__tag_rules_decide(void) {
 bool sc__tag_rules_on(void) { return rules_n != 0; }
 
 void sc__tag_rules_fork(int phase) {
-  if (!sc__tag_rules_on()) return;
-  if (phase == 0)
-    pthread_mutex_lock(&table_lock);
-  else if (phase == 1)
-    pthread_mutex_unlock(&table_lock);
-  else
-    pthread_mutex_init(&table_lock, NULL);
+  if (sc__tag_rules_on()) sc__lock_fork(&table_lock, phase);
 }

@@ -306,19 +306,11 @@ static void fork_child_arena(sc_arena_t *a, void *ctx) {
 }
 
 void sc__tags_fork(int phase) {
-  if (phase == 0) {
-    /* The forking thread's arena first: binding one takes exited_lock. */
-    (void)sc__arena_get();
-    pthread_mutex_lock(&tags_lock);
-    pthread_mutex_lock(&exited_lock);
-  } else if (phase == 1) {
-    pthread_mutex_unlock(&exited_lock);
-    pthread_mutex_unlock(&tags_lock);
-  } else {
-    pthread_mutex_init(&exited_lock, NULL);
-    pthread_mutex_init(&tags_lock, NULL);
-    sc__arenas_foreach_unlocked(fork_child_arena, NULL);
-  }
+  /* The forking thread's arena first: binding one takes exited_lock. */
+  if (phase == 0) (void)sc__arena_get();
+  sc__lock_fork(&tags_lock, phase);
+  sc__lock_fork(&exited_lock, phase);
+  if (phase == 2) sc__arenas_foreach_unlocked(fork_child_arena, NULL);
 }
 
 /* ---- figures ---------------------------------------------------------------------------- */
